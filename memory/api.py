@@ -1,0 +1,140 @@
+"""The use cases, called alike by the CLI and the MCP server.
+
+``Notes(config)`` composes the store, the token counter, the index and the ladder. Writes are
+made under the note's lock, atomically, and re-indexed at once.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .check import FileProblem, check_store
+from .config import Config
+from .edit import new_note_text, with_entry, with_state
+from .errors import NoteExists, NoteFormatError, NoteNotFound
+from .index import Notify, NoteIndex, Progress, RefreshReport
+from .ladder import Ladder, SectionMap, SectionText, Suggestions
+from .note import parse_note
+from .store import LoadedNote, Store, missing_note_message, validate_note_id
+from .tokens import TokenCounter
+
+_UNSAFE_TO_WRITE = {"binary", "not-utf8", "too-large", "front-matter-unclosed"}
+
+
+@dataclass(frozen=True)
+class NoteSummary:
+    note: str
+    title: str
+    tokens: int
+    entries: int
+    last_entry: str | None
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    note: str
+    section: str
+    tokens: int
+    path: Path
+    created: bool = False
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+class Notes:
+    """One store, ready to serve the ladder and the writes."""
+
+    def __init__(self, config: Config, notify: Notify = _stderr) -> None:
+        self.config = config
+        self.store = Store(config)
+        self.counter = TokenCounter(config.state_dir / "tokens.sqlite")
+        self.index = NoteIndex(self.store, self.counter, notify)
+        self.ladder = Ladder(self.store, self.index, self.counter)
+
+    # -- reading -----------------------------------------------------------------------
+    def suggest(self, query: str, limit: int = 5) -> Suggestions:
+        return self.ladder.suggest(query, limit)
+
+    def section_map(self, note: str, query: str | None = None) -> SectionMap:
+        return self.ladder.section_map(note, query)
+
+    def read_section(self, note: str, section: str | None = None) -> SectionText:
+        if section is None:
+            return self.ladder.read_note(note)
+        return self.ladder.read_section(note, section)
+
+    def list_notes(self) -> list[NoteSummary]:
+        self.index.refresh()
+
+        def collect(searcher: object) -> list[NoteSummary]:
+            docs = searcher.documents(kind="note")  # type: ignore[attr-defined]
+            return [NoteSummary(d["note_id"], d.get("title") or "", d.get("tokens") or 0,
+                                d.get("entries") or 0, d.get("date")) for d in docs]
+
+        return sorted(self.index.run_search(collect), key=lambda n: n.note)
+
+    # -- writing -----------------------------------------------------------------------
+    def create_note(self, note: str, title: str, tags: list[str] | None = None,
+                    aliases: list[str] | None = None) -> WriteResult:
+        note_id = validate_note_id(note)
+        text = new_note_text(title, tags or [], aliases)
+        with self.store.locked(note_id) as path:
+            if path.exists():
+                raise NoteExists(f"note {note_id!r} already exists; use `notes state` or "
+                                 "`notes log` to change it, or pick another id")
+            self.store.write_atomic(path, text)
+        self.index.update_notes([note_id])
+        return WriteResult(note_id, "state", self.counter.count(text), path, created=True)
+
+    def write_state(self, note: str, body: str) -> WriteResult:
+        """Replace the state section's body whole (its heading is kept)."""
+        with self.store.locked(note) as path:
+            loaded = self._load_for_write(note, path)
+            text = with_state(loaded.note, body)
+            self.store.write_atomic(path, text)
+        self.index.update_notes([loaded.note_id])
+        state = parse_note(text).state
+        return WriteResult(loaded.note_id, "state", self.counter.count(state.text if state
+                                                                         else ""), path)
+
+    def append_history(self, note: str, title: str, body: str,
+                       date: str | None = None) -> WriteResult:
+        """Add a dated entry at the end of the history; older entries are not touched."""
+        with self.store.locked(note) as path:
+            loaded = self._load_for_write(note, path)
+            text = with_entry(loaded.note, title, body, date)
+            self.store.write_atomic(path, text)
+        self.index.update_notes([loaded.note_id])
+        entry = parse_note(text).entries[-1]
+        return WriteResult(loaded.note_id, entry.id, self.counter.count(entry.text), path)
+
+    def _load_for_write(self, note: str, path: Path) -> LoadedNote:
+        if not path.is_file():
+            raise NoteNotFound(missing_note_message(note, self.store.note_ids())
+                               + "; or create it with `notes new`")
+        loaded = self.store.load_path(validate_note_id(note), path)
+        blocking = [p for p in loaded.problems if p.code in _UNSAFE_TO_WRITE]
+        if blocking:
+            first = blocking[0]
+            raise NoteFormatError(f"{path}:{first.line}: {first.message}; fix the file before "
+                                  "writing to it through the tools")
+        return loaded
+
+    # -- maintenance ---------------------------------------------------------------------
+    def refresh_index(self, rebuild: bool = False,
+                      progress: Progress | None = None) -> RefreshReport:
+        if rebuild:
+            return self.index.rebuild(progress=progress)
+        self.index.open()
+        return self.index.refresh(progress=progress)
+
+    def check(self) -> list[FileProblem]:
+        return check_store(self.store, self.counter)
+
+    def close(self) -> None:
+        self.counter.flush()
+        self.index.close()

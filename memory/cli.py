@@ -1,0 +1,241 @@
+"""The `notes` command line: a thin front end over :mod:`memory.api`.
+
+The only module that imports click. Errors from the library (NotesError) become
+``Error: …`` on stderr and exit status 1; usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import render
+from .api import Notes
+from .config import load_config
+from .errors import NotesError
+from .index import RefreshReport
+
+
+class NotesGroup(click.Group):
+    """Turns library errors into ``Error: …`` and exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except NotesError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+@click.group(cls=NotesGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--notes", "notes_dir", type=click.Path(file_okay=False), envvar="NOTES_DIR",
+              help="Notes folder (default: $NOTES_DIR, else the bundled notes_example/).")
+@click.option("--state-dir", type=click.Path(file_okay=False), envvar="NOTES_STATE_DIR",
+              help="Where the index lives (default: NOTES/.notes, or a cache folder when "
+                   "the notes folder is read-only).")
+@click.version_option(package_name="notes-memory")
+@click.pass_context
+def cli(ctx: click.Context, notes_dir: str | None, state_dir: str | None) -> None:
+    """A note-based memory for coding agents: suggest notes, map them, read one section."""
+    ctx.obj = _LazyNotes(notes_dir, state_dir)
+
+
+class _LazyNotes:
+    """Resolves the configuration once, when a command first needs the store."""
+
+    def __init__(self, notes_dir: str | None, state_dir: str | None) -> None:
+        self.notes_dir, self.state_dir = notes_dir, state_dir
+        self._notes: Notes | None = None
+
+    def get(self) -> Notes:
+        if self._notes is None:
+            self._notes = Notes(load_config(self.notes_dir, self.state_dir))
+        return self._notes
+
+
+def _notes(ctx: click.Context) -> Notes:
+    lazy: _LazyNotes = ctx.obj
+    return lazy.get()
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
+
+
+def _emit(as_json: bool, value: Any, text: Callable[[Any], str]) -> None:
+    click.echo(render.as_json(value) if as_json else text(value))
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--limit", "-n", default=5, show_default=True, type=click.IntRange(1, 50),
+              help="How many notes to show.")
+@json_option
+@click.pass_context
+def suggest(ctx: click.Context, query: str, limit: int, as_json: bool) -> None:
+    """Rung 1: which notes may answer QUERY (Spanish or English, accents optional)."""
+    _emit(as_json, _notes(ctx).suggest(query, limit), render.suggestions)
+
+
+@cli.command(name="map")
+@click.argument("note")
+@click.option("--query", "-q", help="Score every section against these words.")
+@json_option
+@click.pass_context
+def map_(ctx: click.Context, note: str, query: str | None, as_json: bool) -> None:
+    """Rung 2: every section of NOTE with its id, kind, date and token cost."""
+    _emit(as_json, _notes(ctx).section_map(note, query), render.section_map)
+
+
+@cli.command()
+@click.argument("note")
+@click.argument("section", required=False)
+@json_option
+@click.pass_context
+def read(ctx: click.Context, note: str, section: str | None, as_json: bool) -> None:
+    """Rung 3: the text of one SECTION of NOTE (id, unique prefix or #N); the whole note
+    when SECTION is left out."""
+    _emit(as_json, _notes(ctx).read_section(note, section), render.section_text)
+
+
+@cli.command(name="list")
+@json_option
+@click.pass_context
+def list_(ctx: click.Context, as_json: bool) -> None:
+    """Every note with its title, tokens, entries and last entry date."""
+    _emit(as_json, _notes(ctx).list_notes(), render.note_list)
+
+
+@cli.command()
+@click.argument("note")
+@click.option("--title", "-t", required=True, help="The note's title.")
+@click.option("--tags", default="", help="Comma-separated tags.")
+@click.option("--aliases", default="", help="Comma-separated other names (e.g. Spanish).")
+@json_option
+@click.pass_context
+def new(ctx: click.Context, note: str, title: str, tags: str, aliases: str,
+        as_json: bool) -> None:
+    """Create NOTE with an empty state and history."""
+    result = _notes(ctx).create_note(note, title, _split(tags), _split(aliases))
+    _emit(as_json, result, render.write_result)
+
+
+@cli.command()
+@click.argument("note")
+@json_option
+@click.pass_context
+def state(ctx: click.Context, note: str, as_json: bool) -> None:
+    """Replace NOTE's state with the text on stdin (the heading is kept)."""
+    result = _notes(ctx).write_state(note, _stdin("the new state"))
+    _emit(as_json, result, render.write_result)
+
+
+@cli.command()
+@click.argument("note")
+@click.option("--title", "-t", required=True, help="The entry's title.")
+@click.option("--date", "-d", help="YYYY-MM-DD or 'YYYY-MM-DD HH:MM' (default: today).")
+@json_option
+@click.pass_context
+def log(ctx: click.Context, note: str, title: str, date: str | None, as_json: bool) -> None:
+    """Append a dated history entry to NOTE; its body is read from stdin."""
+    result = _notes(ctx).append_history(note, title, _stdin("the entry's body"), date)
+    _emit(as_json, result, render.write_result)
+
+
+@cli.command()
+@click.option("--rebuild", is_flag=True, help="Build the whole index anew.")
+@json_option
+@click.pass_context
+def index(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
+    """Bring the index up to date with the notes (only changed notes are re-indexed)."""
+    notes = _notes(ctx)
+    if sys.stderr.isatty() and not as_json:
+        report = _with_progress(lambda p: notes.refresh_index(rebuild, p))
+    else:
+        report = notes.refresh_index(rebuild)
+    _emit(as_json, report, lambda r: _index_summary(r, notes))
+
+
+def _with_progress(run: Callable[[Callable[[int, int], None]], RefreshReport]) -> RefreshReport:
+    state: dict[str, Any] = {}
+
+    def progress(done: int, total: int) -> None:
+        if "bar" not in state:
+            state["bar"] = click.progressbar(length=total, label="indexing notes",
+                                             file=sys.stderr)
+            state["bar"].__enter__()
+        state["bar"].update(done - state.get("done", 0))
+        state["done"] = done
+
+    try:
+        return run(progress)
+    finally:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)
+
+
+def _index_summary(report: RefreshReport, notes: Notes) -> str:
+    how = "rebuilt" if report.rebuilt else "refreshed"
+    return (f"index {how}: {len(report.indexed)} notes indexed, {len(report.removed)} removed, "
+            f"{report.unchanged} unchanged ({notes.index.dir})")
+
+
+@cli.command()
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@json_option
+@click.pass_context
+def check(ctx: click.Context, strict: bool, as_json: bool) -> None:
+    """Report format problems with file and line; exit 1 when there are errors."""
+    found = _notes(ctx).check()
+    _emit(as_json, found, render.problems)
+    failing = [p for p in found if p.severity == "error" or strict]
+    if failing:
+        ctx.exit(1)
+
+
+@cli.command()
+@click.option("--quiet-seconds", default=0.3, show_default=True, type=float,
+              help="Wait this long after the last change to a note before re-indexing it.")
+@click.pass_context
+def watch(ctx: click.Context, quiet_seconds: float) -> None:
+    """Keep the index fresh while notes change on disk (Ctrl-C to stop)."""
+    from .watch import Watcher
+
+    notes = _notes(ctx)
+    notes.refresh_index()
+    done = threading.Event()
+
+    def changed(paths: list[Path]) -> None:
+        report = notes.refresh_index()
+        names = ", ".join(report.indexed + [f"-{r}" for r in report.removed]) or "no change"
+        click.echo(f"re-indexed: {names}", err=True)
+
+    watcher = Watcher(notes.config.notes_dir, changed, lambda: changed([]), quiet_seconds)
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    watcher.start()
+    click.echo(f"watching {notes.config.notes_dir} (Ctrl-C to stop)", err=True)
+    try:
+        done.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher.stop()
+
+
+def _split(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _stdin(what: str) -> str:
+    if sys.stdin is None or sys.stdin.isatty():
+        raise click.UsageError(f"give {what} on standard input (for example: echo '…' | notes "
+                               "…)")
+    return sys.stdin.read()
+
+
+def main() -> None:
+    cli(prog_name="notes")

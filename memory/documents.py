@@ -1,0 +1,124 @@
+"""What the index holds: the Whoosh schema and the documents made from one note.
+
+Three document kinds share one schema: ``note`` (title, tags and aliases, state, whole body),
+``section`` (a section's title and text) and ``paragraph`` (one top-level block with its
+section's heading). Every document carries the note id, so one note's documents are replaced
+together when its content hash changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from whoosh import fields
+
+from .analysis import exact_analyzer, stem_analyzer
+from .note import Section
+from .store import LoadedNote
+from .tokens import TokenCounter
+
+SCHEMA_VERSION = 3
+
+# Each kind has its own text fields, so BM25's statistics (average field length, document
+# frequency) are those of its own kind: a note's body is compared with other notes' bodies,
+# not with one-line paragraphs. (field prefix, exact fields with their boosts, stem field)
+KIND_FIELDS: dict[str, dict[str, float]] = {
+    "note": {"title": 2.0, "keywords": 1.5, "state": 1.2, "body": 1.0},
+    "section": {"s_title": 2.0, "s_body": 1.0},
+    "paragraph": {"p_title": 0.5, "p_body": 1.0},
+}
+STEM_FIELD = {"note": "stem", "section": "s_stem", "paragraph": "p_stem"}
+STEM_BOOST = 0.5
+FIELD_KIND = {f: k for k, fs in KIND_FIELDS.items() for f in fs} | {
+    f: k for k, f in STEM_FIELD.items()}
+
+
+def build_schema() -> fields.Schema:
+    exact, stem = exact_analyzer(), stem_analyzer()
+    text_fields: dict[str, Any] = {}
+    for kind, boosts in KIND_FIELDS.items():
+        for name, boost in boosts.items():
+            text_fields[name] = fields.TEXT(analyzer=exact, field_boost=boost)
+        text_fields[STEM_FIELD[kind]] = fields.TEXT(analyzer=stem, field_boost=STEM_BOOST)
+    return fields.Schema(
+        id=fields.ID(stored=True, unique=True),
+        note_id=fields.ID(stored=True),
+        kind=fields.ID(stored=True),
+        section=fields.ID(stored=True),
+        title=fields.TEXT(analyzer=exact, stored=True, field_boost=2.0),
+        **{k: v for k, v in text_fields.items() if k != "title"},
+        label=fields.STORED(),
+        date=fields.STORED(),
+        tokens=fields.STORED(),
+        state_tokens=fields.STORED(),
+        lines=fields.STORED(),
+        digest=fields.STORED(),
+        mtime_ns=fields.STORED(),
+        size=fields.STORED(),
+        entries=fields.STORED(),
+    )
+
+
+def note_documents(
+    loaded: LoadedNote, mtime_ns: int, size: int, counter: TokenCounter
+) -> Iterator[dict[str, Any]]:
+    """Every index document of one note: the note itself, its sections, its blocks."""
+    yield _note_document(loaded, mtime_ns, size, counter)
+    if not loaded.indexable:
+        return
+    for section in loaded.note.sections:
+        yield _section_document(loaded.note_id, section, counter)
+        yield from _block_documents(loaded.note_id, section, loaded)
+
+
+def _note_document(loaded: LoadedNote, mtime_ns: int, size: int,
+                   counter: TokenCounter) -> dict[str, Any]:
+    note = loaded.note
+    state = note.state
+    keywords = " ".join([*note.tags, *note.aliases, loaded.note_id.replace("/", " ")])
+    body = note.text[_offset(note.text, note.body_start):] if loaded.indexable else ""
+    return {
+        "id": loaded.note_id, "note_id": loaded.note_id, "kind": "note", "section": "",
+        "title": note.title, "keywords": keywords, "state": state.text if state else "",
+        "body": body, "stem": f"{note.title}\n{keywords}\n{body}",
+        "tokens": counter.count(note.text), "state_tokens": counter.count(state.text)
+        if state else 0, "digest": loaded.digest, "mtime_ns": mtime_ns, "size": size,
+        "entries": len(note.entries), "date": max((e.date or "" for e in note.entries),
+                                                 default="") or None,
+    }
+
+
+def _section_document(note_id: str, section: Section, counter: TokenCounter) -> dict[str, Any]:
+    return {
+        "id": f"{note_id}#{section.id}", "note_id": note_id, "kind": "section",
+        "section": section.id, "label": section.title, "s_title": section.title,
+        "s_body": section.text, "s_stem": section.text, "date": section.date,
+        "tokens": counter.count(section.text),
+        "lines": (section.start, section.end),
+    }
+
+
+def _block_documents(note_id: str, section: Section,
+                     loaded: LoadedNote) -> Iterator[dict[str, Any]]:
+    children = {(c.start, c.end) for c in loaded.note.sections if c.parent == section.id}
+    for number, block in enumerate(section.blocks, start=1):
+        if any(start <= block.start and block.end <= end for start, end in children):
+            continue  # the child section indexes its own blocks
+        yield {
+            "id": f"{note_id}#{section.id}@{number}", "note_id": note_id, "kind": "paragraph",
+            "section": section.id, "label": section.title, "p_title": section.title,
+            "p_body": block.text, "p_stem": block.text, "date": section.date,
+            "lines": (block.start, block.end),
+        }
+
+
+def _offset(text: str, line: int) -> int:
+    """Character offset of a 0-based line."""
+    offset = 0
+    for _ in range(line):
+        found = text.find("\n", offset)
+        if found < 0:
+            return len(text)
+        offset = found + 1
+    return offset

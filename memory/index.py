@@ -1,0 +1,294 @@
+"""The Whoosh index of a store: open it, keep it fresh, rebuild it when it cannot be used.
+
+The index lives in ``<state dir>/index``. It is incremental: each note document stores its
+file's mtime, size and content hash, and :meth:`NoteIndex.refresh` re-indexes only the notes
+whose hash changed (and drops the ones that are gone). A schema or analyzer version change, a
+missing index or a corrupt one triggers a full rebuild with one message, never a traceback.
+Rebuilds are made in a fresh folder and swapped in, so a crash mid-build leaves the old index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import shutil
+import string
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from whoosh import index as whoosh_index
+from whoosh.codec import base as _codec_base
+from whoosh.writing import LockError
+
+from .analysis import ANALYZER_VERSION
+from .documents import SCHEMA_VERSION, build_schema, note_documents
+from .errors import IndexUnavailable
+from .search import weighting
+from .store import NoteFile, Store
+from .tokens import TokenCounter
+
+_SEGMENT_ALPHABET = string.ascii_lowercase + string.digits
+
+
+def _os_random_segment_id(cls: type, size: int = 16) -> str:
+    return "".join(secrets.choice(_SEGMENT_ALPHABET) for _ in range(size))
+
+
+# Whoosh names new segments with the global `random` module. Two processes forked from one
+# parent (or a test framework that reseeds `random`) then pick the same name and a commit
+# fails. Segment names come from the OS's randomness instead.
+_codec_base.Segment._random_id = classmethod(_os_random_segment_id)
+
+Progress = Callable[[int, int], None]
+Notify = Callable[[str], None]
+VERSION = {"schema": SCHEMA_VERSION, "analyzer": ANALYZER_VERSION}
+_WRITER_TIMEOUT = 30.0
+
+
+@dataclass
+class RefreshReport:
+    """What one refresh or rebuild did."""
+
+    indexed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    rebuilt: bool = False
+    reason: str = ""
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+class NoteIndex:
+    """Owns the Whoosh index of one store; the only writer of it."""
+
+    def __init__(self, store: Store, counter: TokenCounter, notify: Notify = _quiet) -> None:
+        self.store = store
+        self.counter = counter
+        self.notify = notify
+        self.dir = store.config.state_dir / "index"
+        self._ix: Any = None
+        self._lock = threading.RLock()  # one writer at a time inside this process
+
+    # -- opening ---------------------------------------------------------------------
+    def open(self) -> Any:
+        """The open index, built first if it is missing, outdated or unreadable."""
+        with self._lock:
+            return self._open()
+
+    def _open(self) -> Any:
+        if self._ix is not None:
+            return self._ix
+        reason = self._unusable_reason()
+        if reason:
+            self.rebuild(reason=reason)
+        else:
+            self._ix = whoosh_index.open_dir(str(self.dir))
+        return self._ix
+
+    def _unusable_reason(self) -> str:
+        if not whoosh_index.exists_in(str(self.dir)):
+            return "no index yet"
+        if self._read_version() != VERSION:
+            return "the index was built by another version"
+        try:
+            ix = whoosh_index.open_dir(str(self.dir))
+            with ix.searcher() as searcher:
+                searcher.doc_count()
+            ix.close()
+        except Exception as exc:  # any failure to read it means: rebuild it
+            return f"the index is damaged ({type(exc).__name__})"
+        return ""
+
+    def _read_version(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads((self.dir / "version.json").read_text())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def close(self) -> None:
+        if self._ix is not None:
+            self._ix.close()
+            self._ix = None
+
+    # -- reading with recovery -----------------------------------------------------------
+    @contextlib.contextmanager
+    def searcher(self) -> Iterator[Any]:
+        """A fresh searcher; a damaged index is rebuilt once and searched again."""
+        try:
+            searcher = self.open().searcher(weighting=weighting())
+        except Exception as exc:
+            searcher = self._recover(exc).searcher(weighting=weighting())
+        try:
+            yield searcher
+        finally:
+            searcher.close()
+
+    def _recover(self, exc: Exception) -> Any:
+        self.close()
+        self.rebuild(reason=f"the index could not be read ({type(exc).__name__})")
+        return self.open()
+
+    def run_search(self, fn: Callable[[Any], Any]) -> Any:
+        """Run ``fn(searcher)``; if the index turns out damaged, rebuild and run it again."""
+        try:
+            with self.searcher() as searcher:
+                return fn(searcher)
+        except Exception as exc:
+            if isinstance(exc, IndexUnavailable) or not _looks_like_damage(exc):
+                raise
+            self._recover(exc)
+            with self.searcher() as searcher:
+                return fn(searcher)
+
+    # -- keeping fresh -----------------------------------------------------------------
+    def refresh(self, progress: Progress | None = None) -> RefreshReport:
+        """Re-index the notes whose content changed since they were indexed."""
+        with self._lock:
+            return self._refresh(progress)
+
+    def _refresh(self, progress: Progress | None) -> RefreshReport:
+        ix = self.open()
+        known = self._known_files(ix)
+        files = {f.note_id: f for f in self.store.files()}
+        report = RefreshReport()
+        changed: list[NoteFile] = []
+        for note_id, entry in files.items():
+            old = known.get(note_id)
+            if old and (old["mtime_ns"], old["size"]) == (entry.mtime_ns, entry.size):
+                report.unchanged += 1
+            else:
+                changed.append(entry)
+        report.removed = sorted(set(known) - set(files))
+        if changed or report.removed:
+            report.indexed = self._write(changed, report.removed, known, progress)
+            report.unchanged += len(changed) - len(report.indexed)
+        return report
+
+    def update_notes(self, note_ids: list[str]) -> None:
+        """Re-index these notes now (after a write); a busy index is left to the next read."""
+        with self._lock:
+            self._update(note_ids)
+
+    def _update(self, note_ids: list[str]) -> None:
+        files: list[NoteFile] = []
+        gone: list[str] = []
+        for note_id in note_ids:
+            path = self.store.path_for(note_id)
+            if path.is_file():
+                stat = path.stat()
+                files.append(NoteFile(note_id, path, stat.st_mtime_ns, stat.st_size))
+            else:
+                gone.append(note_id)
+        with contextlib.suppress(LockError):
+            self._write(files, gone, {}, None)
+
+    def _known_files(self, ix: Any) -> dict[str, dict[str, Any]]:
+        try:
+            with ix.searcher() as searcher:
+                return {d["note_id"]: d for d in searcher.documents(kind="note")}
+        except Exception as exc:
+            self._recover(exc)
+            return {}
+
+    def _write(self, files: list[NoteFile], removed: list[str],
+               known: dict[str, dict[str, Any]], progress: Progress | None) -> list[str]:
+        ix = self.open()
+        indexed: list[str] = []
+        writer = ix.writer(timeout=_WRITER_TIMEOUT, delay=0.05)
+        try:
+            for note_id in removed:
+                writer.delete_by_term("note_id", note_id)
+            for number, entry in enumerate(files, start=1):
+                if self._index_one(writer, entry, known.get(entry.note_id)):
+                    indexed.append(entry.note_id)
+                if progress:
+                    progress(number, len(files))
+            writer.commit()
+        except BaseException:
+            writer.cancel()
+            raise
+        self.counter.flush()
+        return indexed
+
+    def _index_one(self, writer: Any, entry: NoteFile, old: dict[str, Any] | None) -> bool:
+        try:
+            loaded = self.store.load_path(entry.note_id, entry.path)
+        except OSError:
+            writer.delete_by_term("note_id", entry.note_id)
+            return False
+        if old and old.get("digest") == loaded.digest and old.get("mtime_ns") == entry.mtime_ns:
+            return False
+        writer.delete_by_term("note_id", entry.note_id)
+        for document in note_documents(loaded, entry.mtime_ns, entry.size, self.counter):
+            writer.add_document(**document)
+        return True
+
+    # -- rebuilding --------------------------------------------------------------------
+    def rebuild(self, reason: str = "rebuild requested",
+                progress: Progress | None = None) -> RefreshReport:
+        """Build a complete new index beside the old one, then swap it in."""
+        with self._lock:
+            return self._rebuild(reason, progress)
+
+    def _rebuild(self, reason: str, progress: Progress | None) -> RefreshReport:
+        self.close()
+        if reason != "rebuild requested":
+            self.notify(f"notes: {reason}; building the index in {self.dir}")
+        with self._build_lock():
+            if reason != "rebuild requested" and not self._unusable_reason():
+                self._ix = whoosh_index.open_dir(str(self.dir))  # another process rebuilt it
+                return RefreshReport(rebuilt=False, reason="rebuilt by another process")
+            fresh = self.dir.with_name(f"index.new-{os.getpid()}")
+            shutil.rmtree(fresh, ignore_errors=True)
+            try:
+                fresh.mkdir(parents=True)
+                ix = whoosh_index.create_in(str(fresh), build_schema())
+                files = self.store.files()
+                self._ix = ix
+                indexed = self._write(files, [], {}, progress)
+                (fresh / "version.json").write_text(json.dumps(VERSION))
+                self.close()
+                _swap(fresh, self.dir)
+            except OSError as exc:
+                self.close()
+                shutil.rmtree(fresh, ignore_errors=True)
+                raise IndexUnavailable(f"cannot build the index in {self.dir} ({exc}); set "
+                                       "NOTES_STATE_DIR to a writable folder") from exc
+        self._ix = whoosh_index.open_dir(str(self.dir))
+        return RefreshReport(indexed=indexed, rebuilt=True, reason=reason)
+
+    @contextlib.contextmanager
+    def _build_lock(self) -> Iterator[None]:
+        self.dir.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.dir.parent / "index.lock", "a+b") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def notes_of_kind(self) -> int:
+        with self.searcher() as searcher:
+            return int(searcher.doc_frequency("kind", "note"))
+
+
+def _swap(fresh: Path, target: Path) -> None:
+    old = target.with_name(f"index.old-{os.getpid()}")
+    if target.exists():
+        os.replace(target, old)
+    os.replace(fresh, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _looks_like_damage(exc: Exception) -> bool:
+    return isinstance(exc, OSError | EOFError | ValueError | KeyError | AssertionError) or \
+        type(exc).__module__.startswith("whoosh")

@@ -1,0 +1,319 @@
+"""The note model: parse a note's text into sections and render it back, byte for byte.
+
+Pure functions, no I/O. A note keeps its exact text; sections are line ranges over it, so
+rendering an unchanged note gives back the same bytes, and edits (a new state, a new history
+entry) splice lines without touching anything else.
+
+Layout of a note (see docs/note-format.md)::
+
+    ---                      front matter (YAML)
+    title: …
+    ---
+    # Title                  the header: front matter, H1 and anything before the first H2
+    ## Current state         the first H2: the state (H3s inside are sub-sections)
+    ## History               H3 entries "YYYY-MM-DD[ HH:MM] · Title", oldest first
+    ## Anything else         plain sections
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import yaml
+from frontmatter.default_handlers import YAMLHandler
+from markdown_it import MarkdownIt
+
+from .config import DEFAULT_HISTORY_HEADINGS, DEFAULT_STATE_HEADINGS
+from .text import fold, slugify, split_lines
+
+SectionKind = Literal["header", "state", "sub", "history", "entry", "section"]
+
+ENTRY_HEADING = re.compile(
+    r"^(?P<date>\d{4}-\d{2}-\d{2})(?:[ T](?P<time>\d{2}:\d{2}))?"
+    r"\s*(?:[·•\-—–:|]\s*)?(?P<title>.*)$"
+)
+_FM_OPEN = re.compile(r"^-{3,}[ \t]*\r?$")
+_MAX_FRONT_MATTER_CHARS = 64_000
+_MAX_YAML_ALIASES = 64
+_MD = MarkdownIt("commonmark").enable("table")
+_LIST_OPENERS = ("bullet_list_open", "ordered_list_open", "heading_open")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A format problem found while parsing: 1-based line, a code and a message."""
+
+    line: int
+    code: str
+    message: str
+    severity: Literal["error", "warning"] = "error"
+
+
+@dataclass(frozen=True)
+class Block:
+    """A top-level block of a section (paragraph, list item, code fence, table…)."""
+
+    start: int  # 0-based first line, inclusive
+    end: int  # 0-based last line, exclusive
+    text: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """One addressable part of a note: a line range with a stable id."""
+
+    id: str
+    kind: SectionKind
+    title: str
+    start: int
+    end: int
+    text: str
+    level: int
+    date: str | None = None
+    parent: str | None = None
+    blocks: tuple[Block, ...] = ()
+
+
+@dataclass(frozen=True)
+class Note:
+    """A parsed note. ``text`` is the exact source; ``render()`` returns it unchanged."""
+
+    text: str
+    meta: dict[str, Any]
+    title: str
+    sections: tuple[Section, ...]
+    problems: tuple[Problem, ...] = ()
+    body_start: int = 0  # 0-based line where the body (after front matter) starts
+    front_matter: bool = False
+
+    def render(self) -> str:
+        return self.text
+
+    @property
+    def tags(self) -> list[str]:
+        return _string_list(self.meta.get("tags"))
+
+    @property
+    def aliases(self) -> list[str]:
+        return _string_list(self.meta.get("aliases"))
+
+    def section(self, section_id: str) -> Section | None:
+        return next((s for s in self.sections if s.id == section_id), None)
+
+    @property
+    def state(self) -> Section | None:
+        return next((s for s in self.sections if s.kind == "state"), None)
+
+    @property
+    def history(self) -> Section | None:
+        return next((s for s in self.sections if s.kind == "history"), None)
+
+    @property
+    def entries(self) -> list[Section]:
+        return [s for s in self.sections if s.kind == "entry"]
+
+    def top_level(self) -> list[Section]:
+        """Sections that partition the file: header, state, history, other sections."""
+        return [s for s in self.sections if s.parent is None]
+
+
+@dataclass
+class _Heading:
+    level: int
+    line: int  # 0-based, within the whole text
+    title: str
+
+
+@dataclass
+class _Draft:
+    problems: list[Problem] = field(default_factory=list)
+
+
+def parse_note(
+    text: str,
+    fallback_title: str = "",
+    state_headings: tuple[str, ...] = DEFAULT_STATE_HEADINGS,
+    history_headings: tuple[str, ...] = DEFAULT_HISTORY_HEADINGS,
+) -> Note:
+    """Parse a note. Never raises on malformed input: problems are collected instead."""
+    draft = _Draft()
+    lines = split_lines(text)
+    meta, body_start, has_fm = _front_matter(lines, draft)
+    headings, blocks = _scan_body(lines, body_start)
+    title = _note_title(meta, headings, fallback_title)
+    sections = _build_sections(lines, headings, blocks, body_start, state_headings,
+                               history_headings, draft)
+    return Note(text=text, meta=meta, title=title, sections=tuple(sections),
+                problems=tuple(draft.problems), body_start=body_start, front_matter=has_fm)
+
+
+def _front_matter(lines: list[str], draft: _Draft) -> tuple[dict[str, Any], int, bool]:
+    """Return (metadata, first body line, whether front matter was present)."""
+    if not lines or not _FM_OPEN.match(lines[0].rstrip("\n")):
+        draft.problems.append(Problem(1, "no-front-matter", "no YAML front matter; add a "
+                                      "'---' block with at least a title", "warning"))
+        return {}, 0, False
+    close = next((i for i in range(1, len(lines)) if _FM_OPEN.match(lines[i].rstrip("\n"))), None)
+    if close is None:
+        draft.problems.append(Problem(1, "front-matter-unclosed",
+                                      "front matter opened with '---' but never closed; "
+                                      "add a closing '---' line"))
+        return {}, 0, False
+    return _load_yaml("".join(lines[1:close]), draft), close + 1, True
+
+
+def _load_yaml(raw: str, draft: _Draft) -> dict[str, Any]:
+    if len(raw) > _MAX_FRONT_MATTER_CHARS or raw.count("*") > _MAX_YAML_ALIASES:
+        draft.problems.append(Problem(2, "front-matter-too-large",
+                                      "front matter too large or too many YAML aliases; "
+                                      "keep it to a title, tags and aliases"))
+        return {}
+    try:
+        data = YAMLHandler().load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = 2 + (mark.line if mark is not None else 0)
+        reason = getattr(exc, "problem", None) or "invalid YAML"
+        draft.problems.append(Problem(line, "bad-yaml", f"front matter is not valid YAML "
+                                      f"({reason}); fix the YAML between the '---' lines"))
+        return {}
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        draft.problems.append(Problem(2, "bad-yaml", "front matter is not a mapping; write "
+                                      "'key: value' lines such as 'title: …'"))
+        return {}
+    return {str(k): v for k, v in data.items()}
+
+
+def _scan_body(lines: list[str], body_start: int) -> tuple[list[_Heading], list[Block]]:
+    """Headings (H1–H3) and top-level blocks of the body, with whole-text line numbers."""
+    body = "".join(lines[body_start:])
+    tokens = _MD.parse(body)
+    headings: list[_Heading] = []
+    blocks: list[Block] = []
+    for i, tok in enumerate(tokens):
+        if tok.map is None:
+            continue
+        start, end = tok.map[0] + body_start, tok.map[1] + body_start
+        if tok.type == "heading_open" and tok.level == 0 and tok.tag in ("h1", "h2", "h3"):
+            title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            headings.append(_Heading(int(tok.tag[1]), start, title))
+        elif _is_block(tok.type, tok.level, tok.nesting):
+            while end > start + 1 and not lines[end - 1].strip():
+                end -= 1
+            blocks.append(Block(start, end, "".join(lines[start:end])))
+    return headings, blocks
+
+
+def _is_block(kind: str, level: int, nesting: int) -> bool:
+    """Top-level blocks; a list counts by its items, so each state line is its own block."""
+    if kind == "list_item_open":
+        return level == 1
+    return level == 0 and nesting >= 0 and kind not in _LIST_OPENERS
+
+
+def _note_title(meta: dict[str, Any], headings: list[_Heading], fallback: str) -> str:
+    title = meta.get("title")
+    if isinstance(title, str | int | float) and str(title).strip():
+        return str(title).strip()
+    h1 = next((h for h in headings if h.level == 1), None)
+    return h1.title if h1 and h1.title else fallback
+
+
+def _build_sections(
+    lines: list[str],
+    headings: list[_Heading],
+    blocks: list[Block],
+    body_start: int,
+    state_names: tuple[str, ...],
+    history_names: tuple[str, ...],
+    draft: _Draft,
+) -> list[Section]:
+    builder = _SectionBuilder(lines, blocks, draft)
+    h2s = [h for h in headings if h.level == 2]
+    first_h2 = h2s[0].line if h2s else len(lines)
+    builder.add("header", "header", "", 0, first_h2, 0)
+    states = {fold(n) for n in state_names}
+    histories = {fold(n) for n in history_names}
+    seen_state = seen_history = False
+    for index, h2 in enumerate(h2s):
+        end = h2s[index + 1].line if index + 1 < len(h2s) else len(lines)
+        name = fold(h2.title)
+        if name in states and not seen_state:
+            seen_state = True
+            if index != 0:
+                draft.problems.append(Problem(h2.line + 1, "state-not-first",
+                                              "the state should be the first H2 section; "
+                                              "move it above the others", "warning"))
+            builder.add("state", "state", h2.title, h2.line, end, 2)
+            builder.add_children(headings, h2.line, end, "state", "sub")
+        elif name in histories and not seen_history:
+            seen_history = True
+            builder.add("history", "history", h2.title, h2.line, end, 2)
+            builder.add_children(headings, h2.line, end, "history", "entry")
+        else:
+            builder.add(slugify(h2.title) or "section", "section", h2.title, h2.line, end, 2)
+    if not seen_state:
+        draft.problems.append(Problem(body_start + 1, "missing-state",
+                                      "no state section; add '## Current state' as the "
+                                      "first H2"))
+    return builder.sections
+
+
+class _SectionBuilder:
+    """Collects sections, giving each a unique stable id and its blocks."""
+
+    def __init__(self, lines: list[str], blocks: list[Block], draft: _Draft) -> None:
+        self.lines, self.blocks, self.draft = lines, blocks, draft
+        self.sections: list[Section] = []
+        self.used: set[str] = set()
+
+    def add(self, base_id: str, kind: SectionKind, title: str, start: int, end: int,
+            level: int, date: str | None = None, parent: str | None = None) -> str:
+        section_id = self._unique(base_id)
+        inside = tuple(b for b in self.blocks if start <= b.start and b.end <= end)
+        text = "".join(self.lines[start:end])
+        self.sections.append(Section(section_id, kind, title, start, end, text, level,
+                                     date, parent, inside))
+        return section_id
+
+    def add_children(self, headings: list[_Heading], start: int, end: int, parent: str,
+                     kind: SectionKind) -> None:
+        h3s = [h for h in headings if h.level == 3 and start < h.line < end]
+        for index, h3 in enumerate(h3s):
+            stop = h3s[index + 1].line if index + 1 < len(h3s) else end
+            if kind == "entry":
+                base, date, title = self._entry_id(h3)
+            else:
+                base, date, title = f"{parent}/{slugify(h3.title) or 'part'}", None, h3.title
+            self.add(base, kind, title, h3.line, stop, 3, date, parent)
+
+    def _entry_id(self, heading: _Heading) -> tuple[str, str | None, str]:
+        match = ENTRY_HEADING.match(heading.title)
+        if not match:
+            self.draft.problems.append(Problem(heading.line + 1, "entry-without-date",
+                                               f"history entry '{heading.title[:60]}' does not "
+                                               "start with a date; write '### YYYY-MM-DD · Title'"))
+            return slugify(heading.title) or "entry", None, heading.title
+        date = match["date"] + (f" {match['time']}" if match["time"] else "")
+        title = match["title"].strip()
+        slug = slugify(title)
+        return (f"{match['date']}-{slug}" if slug else match["date"]), date, title
+
+    def _unique(self, base: str) -> str:
+        candidate, n = base, 2
+        while candidate in self.used:
+            candidate, n = f"{base}-{n}", n + 1
+        self.used.add(candidate)
+        return candidate
+
+
+def _string_list(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list | tuple):
+        return [str(v).strip() for v in value if str(v).strip()]
+    return []

@@ -1,0 +1,117 @@
+"""Rendering results for people and models: compact pipe tables, or JSON.
+
+Shared by the CLI (and its ``--json``) and the MCP server, so both print the same thing.
+Tables have a header row; a cut list starts with a line saying what was cut and how to narrow.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .api import NoteSummary, WriteResult
+from .check import FileProblem
+from .ladder import SectionMap, SectionText, Suggestions
+
+TOKEN_NOTE = "tokens are cl100k estimates"
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    lines = [" | ".join(header)]
+    lines.extend(" | ".join(_cell(v) for v in row) for row in rows)
+    return "\n".join(lines)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    if isinstance(value, list | tuple):
+        value = " ".join(str(v) for v in value)
+    return " ".join(str(value).split()).replace("|", "\\|")
+
+
+def suggestions(result: Suggestions) -> str:
+    if not result.hits:
+        return (f"no note matches {result.query!r}; try other words (Spanish or English), "
+                "or run `notes list`")
+    head = []
+    if result.hidden:
+        head.append(f"{len(result.hits)} shown, {result.hidden} hidden: raise the limit or add "
+                    "words to the query")
+    rows = [(h.note, h.title, h.score, f"{h.state_tokens}/{h.tokens}", h.matched)
+            for h in result.hits]
+    head.append(table(("note", "title", "score", "state/total tokens", "matched"), rows))
+    return "\n".join(head)
+
+
+def section_map(result: SectionMap) -> str:
+    with_score = result.query is not None
+    header = ["#", "id", "kind", "date", "tokens"] + (["match"] if with_score else [])
+    rows = []
+    for row in result.rows:
+        cells: list[object] = [row.pos, row.id, row.kind, row.date, row.tokens]
+        if with_score:
+            cells.append(row.score)
+        rows.append(cells)
+    lines = [f"{result.note} · {result.title} · {result.tokens} tokens in all ({TOKEN_NOTE})",
+             table(header, rows)]
+    if with_score:
+        lines.append(_best_line(result))
+    return "\n".join(lines)
+
+
+def _best_line(result: SectionMap) -> str:
+    scored = {r.id: r for r in result.rows if r.score}
+    if not result.best or not scored:
+        return "no section matches the query; read the state, or try other words"
+    picks = ", ".join(f"{i} ({scored[i].tokens} tokens)" for i in result.best if i in scored)
+    return f"best match: {picks}"
+
+
+def section_text(result: SectionText) -> str:
+    where = f"{result.note}#{result.section}" if result.section else result.note
+    parts = [p for p in (result.kind, result.date, f"{result.tokens} tokens") if p]
+    return f"[{where} · {' · '.join(parts)}]\n{result.text.rstrip()}"
+
+
+def note_list(notes: list[NoteSummary]) -> str:
+    if not notes:
+        return "no notes yet; create one with `notes new NOTE --title T`"
+    rows = [(n.note, n.title, n.tokens, n.entries, n.last_entry) for n in notes]
+    total = sum(n.tokens for n in notes)
+    return (f"{len(notes)} notes, {total} tokens in all\n"
+            + table(("note", "title", "tokens", "entries", "last entry"), rows))
+
+
+def write_result(result: WriteResult) -> str:
+    verb = "created" if result.created else "wrote"
+    return f"{verb} {result.note}#{result.section} ({result.tokens} tokens)"
+
+
+def problems(found: list[FileProblem]) -> str:
+    if not found:
+        return "no problems found"
+    return "\n".join(str(p) for p in found)
+
+
+def as_json(value: Any) -> str:
+    return json.dumps(_plain(value), ensure_ascii=False, indent=2)
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        data = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, Suggestions):
+            data["hidden"] = value.hidden
+        return data
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if hasattr(value, "__fspath__"):
+        return str(value)
+    return value

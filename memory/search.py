@@ -1,0 +1,115 @@
+"""Querying the index: agent text in, scored hits out. Read-only.
+
+The query is never parsed as syntax. Its words go through the shared analyzers and become an
+OR of plain terms over the weighted fields (BM25F), so ``NOT``, ``*``, ``field:`` or brackets
+in a message are just words (or dropped as punctuation).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from whoosh.query import And, Or, Query, Term
+from whoosh.scoring import BM25F
+
+from .analysis import query_terms
+from .documents import FIELD_KIND, KIND_FIELDS, STEM_FIELD
+from .errors import InvalidArgument
+
+MAX_QUERY_CHARS = 4000
+MAX_QUERY_WORDS = 64
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """A query's words and the terms they became, for matching back."""
+
+    text: str
+    words: tuple[tuple[str, str, str], ...]  # (word, exact term, stem term)
+
+    def word_for(self, field: str, term: str) -> str | None:
+        index = 2 if field in STEM_FIELD.values() else 1
+        return next((w[0] for w in self.words if w[index] == term), None)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    fields: dict[str, Any]
+    score: float
+    matched: tuple[str, ...]
+
+
+def parse_query(text: str) -> ParsedQuery:
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidArgument("the query is empty; give a few words about what you need")
+    words = query_terms(text[:MAX_QUERY_CHARS])[:MAX_QUERY_WORDS]
+    return ParsedQuery(text, tuple(words))
+
+
+def build_query(parsed: ParsedQuery, kind: str) -> Query:
+    """An OR of every query word over the kind's exact fields and its stemmed field."""
+    parts: list[Query] = []
+    for _word, exact, stem in parsed.words:
+        parts.extend(Term(f, exact) for f in KIND_FIELDS[kind])
+        parts.append(Term(STEM_FIELD[kind], stem))
+    return Or(parts)
+
+
+class KindBM25F(BM25F):
+    """BM25F whose statistics are those of the field's own document kind.
+
+    Whoosh divides a field's total length by the number of *all* documents, and its idf
+    counts all documents too; with notes, sections and paragraphs in one index that would
+    compare a note's body with paragraphs. Here each field's average length and idf use
+    only the documents of its kind.
+    """
+
+    def scorer(self, searcher: Any, fieldname: str, text: bytes, qf: int = 1) -> Any:
+        if not searcher.schema[fieldname].scorable or fieldname not in FIELD_KIND:
+            return super().scorer(searcher, fieldname, text, qf)
+        scorer = super().scorer(searcher, fieldname, text, qf)
+        parent = searcher.get_parent()
+        docs = max(1, parent.doc_frequency("kind", FIELD_KIND[fieldname]))
+        freq = parent.doc_frequency(fieldname, text)
+        scorer.idf = math.log(1 + (docs - freq + 0.5) / (freq + 0.5))
+        scorer.avgfl = (parent.field_length(fieldname) / docs) or 1
+        return scorer
+
+
+def weighting() -> KindBM25F:
+    """BM25F with the usual constants; field boosts come from the schema."""
+    return KindBM25F(B=0.75, K1=1.2)
+
+
+def search(searcher: Any, parsed: ParsedQuery, kind: str, limit: int | None,
+           note_id: str | None = None) -> tuple[list[SearchHit], int]:
+    """Hits of one document kind (optionally inside one note) and how many matched in all."""
+    if not parsed.words:
+        return [], 0
+    scope: Query = Term("kind", kind)
+    if note_id is not None:
+        scope = And([scope, Term("note_id", note_id)])
+    query = build_query(parsed, kind)
+    results = searcher.search(query, limit=limit, filter=scope, terms=True)
+    hits = [SearchHit(dict(hit.fields()), float(hit.score), _matched(hit, parsed))
+            for hit in results]
+    return hits, _count_matching(searcher, query, scope)
+
+
+def _count_matching(searcher: Any, query: Query, scope: Query) -> int:
+    """How many documents in scope match (Whoosh's ``len(results)`` ignores the filter)."""
+    allowed = set(searcher.docs_for_query(scope))
+    return sum(1 for doc in searcher.docs_for_query(query) if doc in allowed)
+
+
+def _matched(hit: Any, parsed: ParsedQuery) -> tuple[str, ...]:
+    words: list[str] = []
+    for field, term in hit.matched_terms() or []:
+        text = term.decode("utf-8") if isinstance(term, bytes) else str(term)
+        word = parsed.word_for(field, text)
+        if word and word not in words:
+            words.append(word)
+    order = [w[0] for w in parsed.words]
+    return tuple(sorted(words, key=order.index))

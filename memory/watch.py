@@ -1,0 +1,94 @@
+"""Keep the index fresh while a process runs: watchdog events, debounced per path.
+
+Editors save in many ways (vim writes a probe file and renames; VS Code writes a temp file
+and renames it over the note), so events are reduced to "this note path changed", both from
+``src_path`` and from a move's ``dest_path``, and each path waits for a quiet period before
+one re-index. Hidden files and folders, swap and temp files are ignored. Events can be lost
+(inotify queue overflow, network mounts), so a full refresh by mtime also runs periodically.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+QUIET_SECONDS = 0.3
+RECONCILE_SECONDS = 60.0
+
+OnChange = Callable[[list[Path]], None]
+
+
+def is_note_path(path: str, root: Path) -> bool:
+    try:
+        rel = Path(path).relative_to(root)
+    except ValueError:
+        return False
+    if any(part.startswith(".") for part in rel.parts):
+        return False
+    return rel.name.endswith(".md") and not rel.name.endswith("~")
+
+
+class Debouncer(FileSystemEventHandler):
+    """Collects changed note paths and hands them over once they have been quiet."""
+
+    def __init__(self, root: Path, on_change: OnChange, quiet: float = QUIET_SECONDS) -> None:
+        self.root, self.on_change, self.quiet = root, on_change, quiet
+        self.pending: dict[str, float] = {}
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.is_directory or event.event_type in ("opened", "closed_no_write"):
+            return
+        for raw in (event.src_path, getattr(event, "dest_path", "") or ""):
+            path = os.fsdecode(raw)
+            if path and is_note_path(path, self.root):
+                with self.lock:
+                    self.pending[path] = time.monotonic() + self.quiet
+
+    def due(self) -> list[Path]:
+        now = time.monotonic()
+        with self.lock:
+            ready = [p for p, t in self.pending.items() if t <= now]
+            for p in ready:
+                del self.pending[p]
+        return [Path(p) for p in sorted(ready)]
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.quiet / 3):
+            ready = self.due()
+            if ready:
+                self.on_change(ready)
+
+
+class Watcher:
+    """Observer + debouncer + periodic reconcile; ``stop()`` ends all of it."""
+
+    def __init__(self, root: Path, on_change: OnChange, reconcile: Callable[[], None],
+                 quiet: float = QUIET_SECONDS, every: float = RECONCILE_SECONDS) -> None:
+        self.debouncer = Debouncer(root, on_change, quiet)
+        self.observer = Observer()
+        self.observer.schedule(self.debouncer, str(root), recursive=True)
+        self.reconcile, self.every = reconcile, every
+        self.threads = [threading.Thread(target=self.debouncer.run, daemon=True),
+                        threading.Thread(target=self._reconcile_loop, daemon=True)]
+
+    def start(self) -> None:
+        self.observer.start()
+        for thread in self.threads:
+            thread.start()
+
+    def _reconcile_loop(self) -> None:
+        while not self.debouncer.stopped.wait(self.every):
+            self.reconcile()
+
+    def stop(self) -> None:
+        self.debouncer.stopped.set()
+        self.observer.stop()
+        self.observer.join(timeout=5)

@@ -128,7 +128,23 @@ def _single_line(value: str, what: str) -> str:
     return clean
 
 
+def _refuse_unclosed(body: str, what: str) -> None:
+    """An unclosed code fence or HTML comment would swallow everything written after it."""
+    lines = body.split("\n")
+    for token in _MD.parse(body):
+        if token.type == "fence" and token.map is not None:
+            last = lines[token.map[1] - 1].strip() if token.map[1] - 1 < len(lines) else ""
+            closed = token.map[1] - token.map[0] >= 2 and last.startswith(token.markup) \
+                and not last.strip(token.markup[0])
+            if not closed:
+                raise InvalidArgument(f"{what} has an unclosed code fence "
+                                      f"({token.markup}); close it and retry")
+    if body.count("<!--") > body.count("-->"):
+        raise InvalidArgument(f"{what} has an unclosed HTML comment; close it and retry")
+
+
 def _refuse_headings(body: str, max_level: int, what: str) -> None:
+    _refuse_unclosed(body, what)
     for token in _MD.parse(body):
         if token.type == "heading_open" and int(token.tag[1]) <= max_level:
             raise InvalidArgument(f"{what} may not contain '{'#' * int(token.tag[1])}' headings "

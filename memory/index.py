@@ -94,7 +94,7 @@ class NoteIndex:
         return self._ix
 
     def _unusable_reason(self) -> str:
-        if not whoosh_index.exists_in(str(self.dir)):
+        if not self.dir.is_dir() or not any(self.dir.glob("*.toc")):
             return "no index yet"
         if self._read_version() != VERSION:
             return "the index was built by another version"

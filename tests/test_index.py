@@ -1,0 +1,167 @@
+"""The index: fresh after edits, rebuilt after version changes or damage, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import NOTES_BIN, RunCli
+from memory import Notes, load_config
+from memory.analysis import query_terms
+
+
+def test_an_edit_on_disk_is_seen_by_the_next_suggest(notes: Notes, store_dir: Path) -> None:
+    assert not notes.suggest("quetzalcoatl").hits
+    path = store_dir / "infra" / "redis.md"
+    text = path.read_text().replace("## History", "- Quetzalcoatl is the new cache host.\n\n"
+                                    "## History", 1)
+    path.write_text(text)
+    hits = notes.suggest("quetzalcoatl").hits
+    assert [h.note for h in hits] == ["infra/redis"]
+    path.unlink()
+    assert not notes.suggest("quetzalcoatl").hits
+
+
+def test_editor_style_rename_save_is_seen(notes: Notes, store_dir: Path) -> None:
+    notes.suggest("warmup")
+    path = store_dir / "glossary.md"
+    tmp = store_dir / ".glossary.md.swp"
+    tmp.write_text(path.read_text() + "\n- Xylophone: our fictional new term.\n")
+    os.replace(tmp, path)
+    assert notes.suggest("xylophone").hits[0].note == "glossary"
+
+
+def test_version_change_triggers_a_rebuild_with_one_message(store_dir: Path) -> None:
+    messages: list[str] = []
+    notes = Notes(load_config(store_dir), notify=messages.append)
+    notes.suggest("deploy")
+    version = notes.index.dir / "version.json"
+    version.write_text(json.dumps({"schema": 0, "analyzer": 0}))
+    notes.close()
+    messages.clear()
+    again = Notes(load_config(store_dir), notify=messages.append)
+    assert again.suggest("deploy").hits
+    assert len(messages) == 1 and "another version" in messages[0]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "delete-segments", "garbage-toc"])
+def test_damaged_index_rebuilds_itself(run_cli: RunCli, store_dir: Path, damage: str) -> None:
+    assert run_cli("index").returncode == 0
+    folder = store_dir / ".notes" / "index"
+    files = [p for p in folder.iterdir() if p.suffix in (".seg", ".toc")]
+    for path in files:
+        if damage == "truncate":
+            path.write_bytes(path.read_bytes()[:10])
+        elif damage == "delete-segments" and path.suffix == ".seg":
+            path.unlink()
+        elif damage == "garbage-toc" and path.suffix == ".toc":
+            path.write_bytes(b"\x00garbage" * 10)
+    result = run_cli("suggest", "redis eviction")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("building the index") == 1
+    assert "infra/redis" in result.stdout
+
+
+def test_read_only_notes_folder_uses_a_cache_folder(store_dir: Path) -> None:
+    """Run the CLI as an unprivileged user on a store that user cannot write."""
+    if os.geteuid() != 0:
+        runner: list[str] = []
+        for folder in [store_dir, *[p for p in store_dir.rglob("*") if p.is_dir()]]:
+            folder.chmod(0o555)
+    elif shutil.which("setpriv"):
+        runner = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    else:
+        pytest.skip("needs setpriv to drop root privileges")
+    shared = Path(tempfile.mkdtemp(prefix="notes-ro-"))
+    try:
+        shared.chmod(0o777)
+        store = shared / "store"
+        shutil.copytree(store_dir, store)
+        for path in [store, *store.rglob("*")]:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+        cache = shared / "cache"
+        cache.mkdir(mode=0o777)
+        cache.chmod(0o777)
+        env = {**os.environ, "NOTES_DIR": str(store), "XDG_CACHE_HOME": str(cache),
+               "HOME": str(cache)}
+        result = subprocess.run([*runner, str(NOTES_BIN), "suggest", "redis", "--json"],
+                                env=env, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["hits"]
+        assert not (store / ".notes").exists()
+        assert list((cache / "notes-memory").glob("store-*/index/*.toc"))
+    finally:
+        for path in [shared, *shared.rglob("*")]:
+            path.chmod(0o777)
+        shutil.rmtree(shared, ignore_errors=True)
+        for folder in [store_dir, *[p for p in store_dir.rglob("*") if p.is_dir()]]:
+            folder.chmod(0o755)
+
+
+def test_state_lives_in_one_hidden_folder(notes: Notes, store_dir: Path) -> None:
+    before = {p for p in store_dir.rglob("*") if ".notes" not in p.parts}
+    notes.suggest("deploy")
+    notes.section_map("howto/deploy-production", "rollback")
+    after = {p for p in store_dir.rglob("*") if ".notes" not in p.parts}
+    assert before == after
+    assert notes.config.state_dir == store_dir / ".notes"
+
+
+def test_watch_reindexes_a_saved_note(store_dir: Path) -> None:
+    env = {**os.environ, "NOTES_DIR": str(store_dir)}
+    subprocess.run([str(NOTES_BIN), "index"], env=env, check=True, capture_output=True)
+    watcher = subprocess.Popen([str(NOTES_BIN), "watch", "--quiet-seconds", "0.2"], env=env,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        assert watcher.stderr is not None
+        assert "watching" in watcher.stderr.readline()
+        path = store_dir / "glossary.md"
+        tmp = store_dir / "4913"
+        tmp.write_text(path.read_text() + "\n- Zeppelin: the watcher test's term.\n")
+        os.replace(tmp, path)  # an editor's rename-save
+        line = watcher.stderr.readline()
+        assert "re-indexed: glossary" in line
+        notes = Notes(load_config(store_dir), notify=lambda _: None)
+        with notes.index.searcher() as searcher:  # no refresh: the watcher did the work
+            from memory.search import parse_query, search
+
+            hits, _ = search(searcher, parse_query("zeppelin"), "note", 5)
+        assert [h.fields["note_id"] for h in hits] == ["glossary"]
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=10)
+        if watcher.stderr is not None:
+            watcher.stderr.close()
+    assert watcher.returncode == 0
+
+
+def test_query_syntax_is_never_an_operator(notes: Notes) -> None:
+    plain = notes.suggest("redis eviction").hits
+    for hostile in ["redis NOT eviction", "redis AND eviction*", "title:redis (eviction",
+                    'redis "eviction', "redis^3 eviction~2", "[redis TO eviction]"]:
+        hits = notes.suggest(hostile).hits
+        assert hits and hits[0].note == plain[0].note, hostile
+
+
+def test_spanish_and_english_meet_without_accents() -> None:
+    words = {w: (e, s) for w, e, s in query_terms("configuración configuracion estado")}
+    assert words["configuración"][0] == words["configuracion"][0] == "configuracion"
+    assert words["estado"][0] == "estado"  # removed from the Spanish stop list
+    assert query_terms("configuring")[0][2] == words["configuración"][1] == "configur"
+
+
+def test_cold_cli_suggest_does_not_touch_the_network(run_cli: RunCli) -> None:
+    blocked = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
+               "TIKTOKEN_CACHE_DIR": ""}
+    started = time.monotonic()
+    result = run_cli("suggest", "despliegue", env=blocked)
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - started < 120

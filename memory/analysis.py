@@ -21,28 +21,40 @@ from typing import Any
 
 from whoosh.analysis import (
     CharsetFilter,
+    Filter,
     LowercaseFilter,
     RegexTokenizer,
     StemFilter,
-    StopFilter,
 )
 from whoosh.lang import stopwords_for_language
 from whoosh.support.charset import accent_map
 
-ANALYZER_VERSION = 3
+from .text import fold
+
+ANALYZER_VERSION = 4
 KEEP_WORDS = frozenset({"estado", "estados"})
 WORD_PATTERN = r"\w+"
 
 
 @lru_cache(maxsize=1)
 def stop_words() -> frozenset[str]:
+    """Spanish and English stop words, accent-folded (so ``cómo`` and ``como`` both go)."""
     words = set(stopwords_for_language("es")) | set(stopwords_for_language("en"))
-    return frozenset(words - KEEP_WORDS)
+    return frozenset(fold(w) for w in words - KEEP_WORDS)
+
+
+class FoldedStopFilter(Filter):  # type: ignore[misc]
+    """Drops one-letter tokens and stop words, comparing accent-folded forms."""
+
+    def __call__(self, tokens: Any) -> Any:
+        stops = stop_words()
+        for token in tokens:
+            if len(token.text) >= 2 and fold(token.text) not in stops:
+                yield token
 
 
 def _base() -> Any:
-    return (RegexTokenizer(WORD_PATTERN) | LowercaseFilter()
-            | StopFilter(stoplist=stop_words(), minsize=2))
+    return RegexTokenizer(WORD_PATTERN) | LowercaseFilter() | FoldedStopFilter()
 
 
 @lru_cache(maxsize=1)

@@ -14,7 +14,7 @@ from .check import FileProblem, check_store
 from .config import Config
 from .edit import new_note_text, with_entry, with_state
 from .errors import NoteExists, NoteFormatError, NoteNotFound
-from .index import Notify, NoteIndex, Progress, RefreshReport
+from .index import NoteIndex, Notify, Progress, RefreshReport
 from .ladder import Ladder, SectionMap, SectionText, Suggestions
 from .note import parse_note
 from .store import LoadedNote, Store, missing_note_message, validate_note_id

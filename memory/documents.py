@@ -18,7 +18,7 @@ from .note import Section
 from .store import LoadedNote
 from .tokens import TokenCounter
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Each kind has its own text fields, so BM25's statistics (average field length, document
 # frequency) are those of its own kind: a note's body is compared with other notes' bodies,
@@ -39,14 +39,15 @@ def build_schema() -> fields.Schema:
     text_fields: dict[str, Any] = {}
     for kind, boosts in KIND_FIELDS.items():
         for name, boost in boosts.items():
-            text_fields[name] = fields.TEXT(analyzer=exact, field_boost=boost)
-        text_fields[STEM_FIELD[kind]] = fields.TEXT(analyzer=stem, field_boost=STEM_BOOST)
+            text_fields[name] = fields.TEXT(analyzer=exact, field_boost=boost, phrase=False)
+        text_fields[STEM_FIELD[kind]] = fields.TEXT(analyzer=stem, field_boost=STEM_BOOST,
+                                                     phrase=False)
     return fields.Schema(
         id=fields.ID(stored=True, unique=True),
         note_id=fields.ID(stored=True),
         kind=fields.ID(stored=True),
         section=fields.ID(stored=True),
-        title=fields.TEXT(analyzer=exact, stored=True, field_boost=2.0),
+        title=fields.TEXT(analyzer=exact, stored=True, field_boost=2.0, phrase=False),
         **{k: v for k, v in text_fields.items() if k != "title"},
         label=fields.STORED(),
         date=fields.STORED(),

@@ -57,7 +57,7 @@ def build_query(parsed: ParsedQuery, kind: str) -> Query:
     return Or(parts)
 
 
-class KindBM25F(BM25F):
+class KindBM25F(BM25F):  # type: ignore[misc]
     """BM25F whose statistics are those of the field's own document kind.
 
     Whoosh divides a field's total length by the number of *all* documents, and its idf

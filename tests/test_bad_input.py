@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import RunCli
+
 from memory import InvalidArgument, NoteFormatError, Notes, load_config
 
 GOOD = "---\ntitle: Good note\n---\n# Good note\n\n## Current state\n- zanahoria azul\n"
 BROKEN: dict[str, bytes] = {
-    "bad-yaml.md": b"---\ntitle: [unclosed\ntags: x\n---\n# Bad\n\n## Current state\n- pepino verde\n",
+    "bad-yaml.md": b"---\ntitle: [unclosed\ntags: x\n---\n# Bad\n\n"
+                   b"## Current state\n- pepino verde\n",
     "no-state.md": b"---\ntitle: No state\n---\n# No state\n\n## History\n"
                    b"### 2026-01-01 \xc2\xb7 Only history\n- tomate rojo\n",
     "latin1.md": "---\ntitle: Latin\n---\n# Latin\n\n## Estado\n- configuración berenjena\n"

@@ -65,7 +65,8 @@ def test_read_by_id_prefix_and_position(run_cli: RunCli) -> None:
 def test_new_state_log_then_read_back(run_cli: RunCli, store_dir: Path) -> None:
     created = run_cli("new", "team/retro", "--title", "Retrospectivas", "--tags", "team,proceso")
     assert created.returncode == 0, created.stderr
-    assert run_cli("state", "team/retro", input="- Cada dos semanas, los viernes.\n").returncode == 0
+    state_set = run_cli("state", "team/retro", input="- Cada dos semanas, los viernes.\n")
+    assert state_set.returncode == 0, state_set.stderr
     logged = run_cli("log", "team/retro", "--title", "Primera retro", "--date", "2026-11-27",
                      input="Acordamos revisar el tablero de incidencias.\n")
     assert logged.returncode == 0, logged.stderr

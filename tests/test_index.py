@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
-
 from conftest import NOTES_BIN, RunCli
+
 from memory import Notes, load_config
 from memory.analysis import query_terms
 

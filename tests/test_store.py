@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory import InvalidArgument, InvalidNoteId, Notes, NoteNotFound, load_config
+from memory import InvalidArgument, InvalidNoteId, NoteNotFound, Notes, load_config
 from memory.note import parse_note
 from memory.store import validate_note_id
 
@@ -58,7 +58,7 @@ def test_unknown_note_names_the_closest(notes: Notes) -> None:
 def test_writes_are_atomic_and_leave_no_temp_files(notes: Notes) -> None:
     notes.create_note("scratch/atomic", "Atomic", ["t"])
     for i in range(5):
-        notes.append_history("scratch/atomic", f"Entry {i}", f"body {i}", date="2026-01-0" + str(i + 1))
+        notes.append_history("scratch/atomic", f"Entry {i}", f"body {i}", date=f"2026-01-0{i + 1}")
     folder = notes.config.notes_dir / "scratch"
     assert sorted(p.name for p in folder.iterdir()) == ["atomic.md"]
     note = parse_note((folder / "atomic.md").read_text())
@@ -90,7 +90,8 @@ def test_four_processes_appending_lose_nothing(notes: Notes) -> None:
     assert not [p for p in note.problems if p.severity == "error"]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(bodies=st.lists(st.text(max_size=80), min_size=1, max_size=5))
 def test_appends_never_lose_earlier_entries(notes: Notes, bodies: list[str]) -> None:
     note_id = "howto/deploy-production"

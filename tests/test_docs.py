@@ -1,0 +1,40 @@
+"""The docs say what is built: every command documented, the generated reference current."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import memory
+from memory.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_command_has_help_and_a_doc_entry() -> None:
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    for name, command in cli.commands.items():
+        assert command.help, name
+        assert f"`notes {name}" in doc, f"notes {name} is not described in docs/cli.md"
+
+
+def test_generated_reference_is_current() -> None:
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "cli_reference.py"),
+                             "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_public_api_is_explicit() -> None:
+    assert sorted(memory.__all__) == sorted(set(memory.__all__))
+    for name in memory.__all__:
+        assert hasattr(memory, name), name
+
+
+def test_readme_opens_with_the_two_commands() -> None:
+    lines = (ROOT / "README.md").read_text().splitlines()
+    block = lines[lines.index("```bash") + 1: lines.index("```bash") + 3]
+    assert "pip install" in block[0] and "notes suggest" in block[0]
+    assert block[1] == ".venv/bin/python -m pytest"
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert block[0] in ci and block[1] in ci

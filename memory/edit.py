@@ -91,7 +91,12 @@ def _verify_entry_added(before: Note, text: str, title: str) -> None:
     after = parse_note(text)
     old = [(e.id, e.text.rstrip()) for e in before.entries]
     new = [(e.id, e.text.rstrip()) for e in after.entries]
-    if new[:-1] != old or len(new) != len(old) + 1 or after.entries[-1].title != title:
+    others_before = [(s.id, s.text.rstrip()) for s in before.sections if s.parent is None
+                     and s.kind != "history"]
+    others_after = [(s.id, s.text.rstrip()) for s in after.sections if s.parent is None
+                    and s.kind != "history"]
+    if new[:-1] != old or len(new) != len(old) + 1 or after.entries[-1].title != title \
+            or others_after != others_before:
         raise InvalidArgument("this entry would change the note's structure (an unclosed "
                               "code fence or HTML comment in the body?); close it and retry")
 

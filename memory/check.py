@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from .store import Store
 from .tokens import TokenCounter
@@ -50,7 +51,5 @@ def check_store(store: Store, counter: TokenCounter) -> list[FileProblem]:
     return problems
 
 
-def _rel(store: Store, path: object) -> str:
-    from pathlib import Path
-
-    return Path(str(path)).relative_to(store.root).as_posix()
+def _rel(store: Store, path: Path) -> str:
+    return path.relative_to(store.root).as_posix()

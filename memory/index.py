@@ -276,10 +276,6 @@ class NoteIndex:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def notes_of_kind(self) -> int:
-        with self.searcher() as searcher:
-            return int(searcher.doc_frequency("kind", "note"))
-
 
 def _swap(fresh: Path, target: Path) -> None:
     old = target.with_name(f"index.old-{os.getpid()}")

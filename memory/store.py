@@ -9,6 +9,7 @@ renamed over the note, under a per-note lock file kept in the state folder.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import fcntl
 import hashlib
 import os
@@ -222,8 +223,6 @@ def missing_note_message(note_id: str, known: list[str]) -> str:
 
 
 def closest_ids(wanted: str, known: list[str], limit: int = 5) -> list[str]:
-    import difflib
-
     lowered = {k.casefold(): k for k in known}
     tail_matches = [k for k in known if k.split("/")[-1].casefold() == wanted.casefold()
                     .split("/")[-1]]

@@ -56,8 +56,8 @@ class Notes:
         self.ladder = Ladder(self.store, self.index, self.counter)
 
     # -- reading -----------------------------------------------------------------------
-    def suggest(self, query: str, limit: int = 5) -> Suggestions:
-        return self.ladder.suggest(query, limit)
+    def suggest(self, query: str, limit: int = 5, context: str | None = None) -> Suggestions:
+        return self.ladder.suggest(query, limit, context)
 
     def section_map(self, note: str, query: str | None = None) -> SectionMap:
         return self.ladder.section_map(note, query)

@@ -6,6 +6,8 @@ The only module that imports click. Errors from the library (NotesError) become
 
 from __future__ import annotations
 
+import json
+import shutil
 import signal
 import sys
 import threading
@@ -20,6 +22,8 @@ from .api import Notes
 from .config import load_config
 from .errors import NotesError
 from .index import RefreshReport
+
+BUDGET_FILE = Path(__file__).resolve().parent / "tool_budget.json"
 
 
 class NotesGroup(click.Group):
@@ -224,6 +228,99 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
         pass
     finally:
         watcher.stop()
+
+
+@cli.command()
+@click.option("--read-only", is_flag=True, help="Serve only suggest, section_map, read_section.")
+@click.option("--http", "http_port", type=click.IntRange(1, 65535), metavar="PORT",
+              help="Serve streamable HTTP on 127.0.0.1:PORT (default: stdio).")
+@click.pass_context
+def serve(ctx: click.Context, read_only: bool, http_port: int | None) -> None:
+    """Run the MCP server for this store (stdio by default; logs on stderr)."""
+    import mcp_server
+
+    mcp_server.serve(_notes(ctx).config, read_only, http_port)
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def tokens(ctx: click.Context, as_json: bool) -> None:
+    """Token cost of the MCP tool catalog, per tool, and of a typical answer of each rung;
+    exit 1 when a figure is over the committed budget."""
+    import mcp_server
+
+    costs = mcp_server.measure_costs(_notes(ctx).config)
+    budget = json.loads(BUDGET_FILE.read_text())
+    over = mcp_server.over_budget(costs, budget)
+    _emit(as_json, costs | {"over_budget": over}, lambda c: render.costs(c, budget))
+    if over:
+        raise click.ClickException("over budget: " + "; ".join(over) + f" (see {BUDGET_FILE})")
+
+
+@cli.group()
+def hook() -> None:
+    """Hooks for agent front ends (Claude Code)."""
+
+
+@hook.command("user-prompt")
+@click.pass_context
+def hook_user_prompt(ctx: click.Context) -> None:
+    """UserPromptSubmit hook: JSON on stdin, suggested notes as added context on stdout.
+    Never fails the prompt: problems are logged and it exits 0 with no output."""
+    from .hook import log_problem, run_hook
+
+    lazy: _LazyNotes = ctx.find_root().obj
+    try:
+        raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+        notes = Notes(load_config(lazy.notes_dir, lazy.state_dir), notify=lambda _: None)
+        output = run_hook(notes, raw)
+        notes.close()
+    except Exception as exc:  # the user's prompt must go through whatever happens
+        message = f"notes hook: {type(exc).__name__}: {exc}"
+        click.echo(message, err=True)
+        log_problem(_hook_log_dir(lazy), message)
+        return
+    if output:
+        click.echo(output)
+
+
+def _hook_log_dir(lazy: _LazyNotes) -> Path:
+    try:
+        return load_config(lazy.notes_dir, lazy.state_dir).state_dir
+    except NotesError:
+        return Path.home() / ".cache" / "notes-memory"
+
+
+@cli.group()
+def install() -> None:
+    """Register this store with an agent front end."""
+
+
+@install.command("claude-code")
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project",
+              show_default=True, help="project: .mcp.json + .claude/settings.json here; "
+              "user: ~/.claude.json + ~/.claude/settings.json.")
+@click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=".",
+              help="Project folder for --scope project (default: current folder).")
+@click.option("--dry-run", is_flag=True, help="Print the changes without writing them.")
+@click.pass_context
+def install_claude_code(ctx: click.Context, scope: str, project: Path, dry_run: bool) -> None:
+    """Register the MCP server and the UserPromptSubmit hook with Claude Code (merging into
+    existing settings; a backup of each changed file; running it twice changes nothing)."""
+    from .install import install_claude_code as run_install
+
+    notes_bin = shutil.which("notes") or str(Path(sys.argv[0]).resolve())
+    changes = run_install(scope, project.resolve(), Path.home(), notes_bin,
+                          _notes(ctx).config.notes_dir, dry_run)
+    for change in changes:
+        if not change.changed:
+            click.echo(f"unchanged: {change.path}")
+        elif dry_run:
+            click.echo(change.diff() or f"would write {change.path}")
+        else:
+            saved = f" (backup: {change.backup})" if change.backup else ""
+            click.echo(f"updated: {change.path}{saved}")
 
 
 def _split(value: str) -> list[str]:

@@ -18,6 +18,7 @@ from .store import LoadedNote, Store
 from .tokens import TokenCounter
 
 MAX_LIMIT = 50
+NOT_PICKED = ("header", "history")  # metadata, and the container of every entry
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class Suggestions:
     query: str
     hits: tuple[SuggestHit, ...]
     total: int  # notes that matched at all
+    query_words: tuple[str, ...] = ()  # the query's own words (not the context's)
 
     @property
     def hidden(self) -> int:
@@ -80,15 +82,16 @@ class Ladder:
     def __init__(self, store: Store, index: NoteIndex, counter: TokenCounter) -> None:
         self.store, self.index, self.counter = store, index, counter
 
-    def suggest(self, query: str, limit: int = 5) -> Suggestions:
-        """Rung 1: notes ranked by BM25F over title, tags, state and body."""
+    def suggest(self, query: str, limit: int = 5, context: str | None = None) -> Suggestions:
+        """Rung 1: notes ranked by BM25F over title, tags, state and body; ``context`` (recent
+        conversation) counts with a low weight."""
         check_limit(limit)
-        parsed = parse_query(query)
+        parsed = parse_query(query, context)
         self.index.refresh()
         hits, total = self.index.run_search(
             lambda searcher: search(searcher, parsed, "note", limit))
         return Suggestions(query, tuple(_suggest_hit(h.fields, h.score, h.matched)
-                                        for h in hits), total)
+                                        for h in hits), total, tuple(parsed.query_words))
 
     def section_map(self, note_id: str, query: str | None = None) -> SectionMap:
         """Rung 2: every section with its id, kind, date and tokens (and match, with a query)."""
@@ -98,7 +101,8 @@ class Ladder:
             scores = self._section_scores(loaded.note_id, query)
         rows = tuple(self._row(pos, s, scores, query is not None)
                      for pos, s in enumerate(loaded.note.sections, start=1))
-        ranked = sorted(scores, key=lambda k: -scores[k])[:2]
+        pickable = {s.id for s in loaded.note.sections if s.kind not in NOT_PICKED}
+        ranked = sorted((k for k in scores if k in pickable), key=lambda k: -scores[k])[:2]
         return SectionMap(loaded.note_id, loaded.note.title, self.counter.count(loaded.note.text),
                           rows, query, tuple(ranked))
 

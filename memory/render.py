@@ -55,7 +55,7 @@ def section_map(result: SectionMap) -> str:
     for row in result.rows:
         cells: list[object] = [row.pos, row.id, row.kind, row.date, row.tokens]
         if with_score:
-            cells.append(row.score)
+            cells.append(f"{row.score:.1f}" if row.score else "")
         rows.append(cells)
     lines = [f"{result.note} · {result.title} · {result.tokens} tokens in all ({TOKEN_NOTE})",
              table(header, rows)]
@@ -96,6 +96,21 @@ def problems(found: list[FileProblem]) -> str:
     if not found:
         return "no problems found"
     return "\n".join(str(p) for p in found)
+
+
+def costs(measured: dict[str, Any], budget: dict[str, Any]) -> str:
+    """`notes tokens`: the catalog per tool and the typical answers, against the budget."""
+    rows: list[tuple[object, ...]] = [
+        (f"tool {name}", cost, budget["tools"].get(name, ""))
+        for name, cost in measured["tools"].items()]
+    rows += [("catalog total", measured["catalog_total"], budget["catalog_total"]),
+             ("read tools total", measured["read_tools_total"], budget["read_tools_total"])]
+    rows += [(f"answer {name}", cost, budget["answers"].get(name, ""))
+             for name, cost in measured["answers"].items()]
+    status = "over budget: " + "; ".join(measured["over_budget"]) \
+        if measured.get("over_budget") else "within budget"
+    return (table(("what", "tokens", "budget"), rows) + f"\n{status} ({TOKEN_NOTE}; answers "
+            f"for {measured['query']!r}, reading {measured['read']})")
 
 
 def as_json(value: Any) -> str:

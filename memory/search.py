@@ -20,18 +20,29 @@ from .errors import InvalidArgument
 
 MAX_QUERY_CHARS = 4000
 MAX_QUERY_WORDS = 64
+CONTEXT_WEIGHT = 0.3
 
 
 @dataclass(frozen=True)
 class ParsedQuery:
-    """A query's words and the terms they became, for matching back."""
+    """A query's words and the terms they became, for matching back.
+
+    ``context`` holds words of the recent conversation, searched with ``context_weight``
+    (low) so a vague message still leans toward the topic at hand.
+    """
 
     text: str
     words: tuple[tuple[str, str, str], ...]  # (word, exact term, stem term)
+    context: tuple[tuple[str, str, str], ...] = ()
+    context_weight: float = CONTEXT_WEIGHT
 
     def word_for(self, field: str, term: str) -> str | None:
         index = 2 if field in STEM_FIELD.values() else 1
-        return next((w[0] for w in self.words if w[index] == term), None)
+        return next((w[0] for w in (*self.words, *self.context) if w[index] == term), None)
+
+    @property
+    def query_words(self) -> frozenset[str]:
+        return frozenset(w[0] for w in self.words)
 
 
 @dataclass(frozen=True)
@@ -41,19 +52,28 @@ class SearchHit:
     matched: tuple[str, ...]
 
 
-def parse_query(text: str) -> ParsedQuery:
-    if not isinstance(text, str) or not text.strip():
+def parse_query(text: str, context: str | None = None,
+                context_weight: float = CONTEXT_WEIGHT) -> ParsedQuery:
+    if not isinstance(text, str) or (not text.strip() and not (context or "").strip()):
         raise InvalidArgument("the query is empty; give a few words about what you need")
     words = query_terms(text[:MAX_QUERY_CHARS])[:MAX_QUERY_WORDS]
-    return ParsedQuery(text, tuple(words))
+    extra: list[tuple[str, str, str]] = []
+    if context:
+        seen = {w[1] for w in words}
+        extra = [w for w in query_terms(context[-MAX_QUERY_CHARS:]) if w[1] not in seen]
+        extra = extra[-MAX_QUERY_WORDS:]
+    return ParsedQuery(text, tuple(words), tuple(extra), context_weight)
 
 
 def build_query(parsed: ParsedQuery, kind: str) -> Query:
-    """An OR of every query word over the kind's exact fields and its stemmed field."""
+    """An OR of every query word over the kind's exact fields and its stemmed field;
+    context words join with a low boost."""
     parts: list[Query] = []
-    for _word, exact, stem in parsed.words:
-        parts.extend(Term(f, exact) for f in KIND_FIELDS[kind])
-        parts.append(Term(STEM_FIELD[kind], stem))
+    weighted = [(w, 1.0) for w in parsed.words] + [(w, parsed.context_weight)
+                                                    for w in parsed.context]
+    for (_word, exact, stem), boost in weighted:
+        parts.extend(Term(f, exact, boost=boost) for f in KIND_FIELDS[kind])
+        parts.append(Term(STEM_FIELD[kind], stem, boost=boost))
     return Or(parts)
 
 
@@ -86,7 +106,7 @@ def weighting() -> KindBM25F:
 def search(searcher: Any, parsed: ParsedQuery, kind: str, limit: int | None,
            note_id: str | None = None) -> tuple[list[SearchHit], int]:
     """Hits of one document kind (optionally inside one note) and how many matched in all."""
-    if not parsed.words:
+    if not parsed.words and not parsed.context:
         return [], 0
     scope: Query = Term("kind", kind)
     if note_id is not None:
@@ -111,5 +131,5 @@ def _matched(hit: Any, parsed: ParsedQuery) -> tuple[str, ...]:
         word = parsed.word_for(field, text)
         if word and word not in words:
             words.append(word)
-    order = [w[0] for w in parsed.words]
+    order = [w[0] for w in (*parsed.words, *parsed.context)]
     return tuple(sorted(words, key=order.index))

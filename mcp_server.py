@@ -1,0 +1,255 @@
+"""The MCP server: the notes ladder as tools for Claude Code or any MCP client.
+
+Thin tools over :class:`memory.api.Notes`; the only module that imports fastmcp. Results are
+the same compact text the CLI prints. Library errors become MCP tool errors whose text names
+the next step. Logs go to stderr only: on stdio, stdout carries the protocol.
+
+Run: ``python mcp_server.py [--notes DIR] [--read-only] [--http PORT]`` or ``notes serve``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from functools import wraps
+from typing import Any, TypeVar
+
+from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+from memory import render
+from memory.api import Notes
+from memory.config import Config, load_config
+from memory.errors import NotesError
+
+SERVER_NAME = "notes"
+INSTRUCTIONS = ("Project memory in topic notes. Climb the ladder: suggest -> section_map -> "
+                "read_section; read only the section you need.")
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
+CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
+REPLACE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True)
+APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
+READ_TOOLS = ("suggest", "section_map", "read_section")
+WRITE_TOOLS = ("create_note", "write_state", "append_history")
+
+log = logging.getLogger("notes.mcp")
+F = TypeVar("F", bound=Callable[..., str])
+
+
+def tool_errors(fn: F) -> F:
+    """Library errors (and bad arguments) become tool errors; the server never crashes."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        try:
+            return fn(*args, **kwargs)
+        except NotesError as exc:
+            raise ToolError(str(exc)) from exc
+        except (TypeError, ValueError) as exc:
+            log.exception("bad argument to %s", fn.__name__)
+            raise ToolError(f"bad argument: {exc}; check the tool's parameters") from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def create_server(config: Config, read_only: bool = False,
+                  notes: Notes | None = None) -> FastMCP:
+    """Build the server for one store; ``read_only`` serves only the three ladder tools."""
+    notes = notes or Notes(config, notify=lambda message: log.warning("%s", message))
+    mcp = FastMCP(SERVER_NAME, instructions=INSTRUCTIONS)
+    _add_read_tools(mcp, notes)
+    if not read_only:
+        _add_write_tools(mcp, notes)
+    return mcp
+
+
+def _add_read_tools(mcp: FastMCP, notes: Notes) -> None:
+    @mcp.tool(annotations=READ, output_schema=None)
+    @tool_errors
+    def suggest(query: str, limit: int = 5) -> str:
+        """Rank notes for a question (Spanish/English). Start here.
+
+        Args:
+            query: What you need, in words.
+            limit: 1-50.
+        """
+        return render.suggestions(notes.suggest(query, limit))
+
+    @mcp.tool(annotations=READ, output_schema=None)
+    @tool_errors
+    def section_map(note: str, query: str = "") -> str:
+        """A note's sections with id, date and token cost; query adds match scores.
+
+        Args:
+            note: Note id.
+            query: Optional words.
+        """
+        return render.section_map(notes.section_map(note, query or None))
+
+    @mcp.tool(annotations=READ, output_schema=None)
+    @tool_errors
+    def read_section(note: str, section: str) -> str:
+        """Read one section.
+
+        Args:
+            note: Note id.
+            section: Id, unique prefix (a date) or #N.
+        """
+        return render.section_text(notes.read_section(note, section))
+
+
+def _add_write_tools(mcp: FastMCP, notes: Notes) -> None:
+    @mcp.tool(annotations=CREATE, output_schema=None)
+    @tool_errors
+    def create_note(note: str, title: str, tags: str = "") -> str:
+        """Create an empty note.
+
+        Args:
+            note: New id, e.g. infra/redis.
+            title: Title.
+            tags: Comma-separated.
+        """
+        tag_list = [t.strip() for t in tags.split(",") if t.strip()]
+        return render.write_result(notes.create_note(note, title, tag_list))
+
+    @mcp.tool(annotations=REPLACE, output_schema=None)
+    @tool_errors
+    def write_state(note: str, text: str) -> str:
+        """Replace a note's current state whole; keep it short.
+
+        Args:
+            note: Note id.
+            text: Markdown, no ## headings.
+        """
+        return render.write_result(notes.write_state(note, text))
+
+    @mcp.tool(annotations=APPEND, output_schema=None)
+    @tool_errors
+    def append_history(note: str, title: str, text: str, date: str = "") -> str:
+        """Append a dated entry to a note's history.
+
+        Args:
+            note: Note id.
+            title: Entry title.
+            text: Markdown, no headings.
+            date: YYYY-MM-DD; default today.
+        """
+        return render.write_result(notes.append_history(note, title, text, date or None))
+
+
+def start_watcher(notes: Notes) -> Any:
+    """Keep the index fresh while the server runs (watchdog, debounced)."""
+    from memory.watch import Watcher
+
+    def refresh(_: object = None) -> None:
+        try:
+            report = notes.index.refresh()
+            if report.indexed or report.removed:
+                log.info("re-indexed %s", ", ".join(report.indexed + report.removed))
+        except Exception:  # a watcher thread must never die
+            log.exception("refresh failed")
+
+    watcher = Watcher(notes.config.notes_dir, refresh, refresh)
+    watcher.start()
+    return watcher
+
+
+async def catalog(mcp: FastMCP) -> list[dict[str, Any]]:
+    """The ``tools/list`` payload as a client receives it, one dict per tool."""
+    from fastmcp import Client
+
+    async with Client(mcp) as client:
+        raw = await client.list_tools_mcp()
+    payload = raw.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return list(payload["tools"])
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+TYPICAL_QUERY = "cómo hago rollback de un despliegue en producción"
+
+
+def measure_costs(config: Config) -> dict[str, Any]:
+    """cl100k tokens of each tool in ``tools/list`` (compact JSON, as a client receives it),
+    the totals, and a typical answer of each rung on this store."""
+    import asyncio
+
+    notes = Notes(config, notify=lambda message: log.warning("%s", message))
+    tools = asyncio.run(catalog(create_server(config, notes=notes)))
+    count = notes.counter.count
+    per_tool = {t["name"]: count(compact_json(t)) for t in tools}
+    suggested = notes.suggest(TYPICAL_QUERY)
+    top = suggested.hits[0].note
+    mapped = notes.section_map(top, TYPICAL_QUERY)
+    section = mapped.best[0] if mapped.best else "state"
+    answers = {
+        "suggest": count(render.suggestions(suggested)),
+        "section_map": count(render.section_map(mapped)),
+        "read_section": count(render.section_text(notes.read_section(top, section))),
+    }
+    notes.close()
+    return {"tools": per_tool, "catalog_total": sum(per_tool.values()),
+            "read_tools_total": sum(per_tool[n] for n in READ_TOOLS if n in per_tool),
+            "answers": answers, "query": TYPICAL_QUERY, "read": f"{top}#{section}"}
+
+
+def over_budget(costs: dict[str, Any], budget: dict[str, Any]) -> list[str]:
+    """Every figure above its budget, as 'name: cost > budget'."""
+    problems = []
+    pairs = [("catalog_total", costs["catalog_total"], budget["catalog_total"]),
+             ("read_tools_total", costs["read_tools_total"], budget["read_tools_total"])]
+    pairs += [(f"tool {n}", c, budget["tools"].get(n, 0)) for n, c in costs["tools"].items()]
+    pairs += [(f"answer {n}", c, budget["answers"].get(n, 0))
+              for n, c in costs["answers"].items()]
+    for name, cost, limit in pairs:
+        if cost > limit:
+            problems.append(f"{name}: {cost} > {limit}")
+    return problems
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="mcp_server.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--notes", help="notes folder (default: $NOTES_DIR or the example)")
+    parser.add_argument("--state-dir", help="index folder (default: NOTES/.notes)")
+    parser.add_argument("--read-only", action="store_true", help="serve only the read tools")
+    parser.add_argument("--http", type=int, metavar="PORT",
+                        help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio")
+    return parser.parse_args(argv)
+
+
+def serve(config: Config, read_only: bool = False, http_port: int | None = None) -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    notes = Notes(config, notify=lambda message: log.warning("%s", message))
+    notes.index.refresh()
+    mcp = create_server(config, read_only, notes)
+    watcher = start_watcher(notes)
+    try:
+        if http_port is not None:
+            mcp.run(transport="http", host="127.0.0.1", port=http_port, show_banner=False)
+        else:
+            mcp.run(show_banner=False)
+    finally:
+        watcher.stop()
+        notes.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        config = load_config(args.notes, args.state_dir)
+    except NotesError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    serve(config, args.read_only, args.http)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

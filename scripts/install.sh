@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Install the project for development: a virtual environment with the package and its dev
+# tools, plus the MCP Inspector CLI (npm) that the tests use as a real external MCP client.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+.venv/bin/pip install -q -e '.[dev]'
+if command -v npm >/dev/null; then
+  npm install --loglevel=error --no-audit --no-fund --prefix .tools/inspector \
+    @modelcontextprotocol/inspector@2.12.0 >/dev/null
+else
+  echo "install.sh: npm not found; the MCP Inspector test will be skipped" >&2
+fi

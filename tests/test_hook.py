@@ -1,0 +1,102 @@
+"""The UserPromptSubmit hook, run as Claude Code runs it: a process, JSON on stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import NOTES_BIN
+from memory.hook import MAX_NOTES, MAX_TOKENS, recent_messages
+from memory.tokens import count_exact
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+TRANSCRIPTS = sorted((SHARED / "bench" / "transcripts").rglob("*.jsonl"))
+
+
+def run_hook(store_dir: Path, stdin: str | None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NOTES_DIR": str(store_dir)}
+    return subprocess.run([str(NOTES_BIN), "hook", "user-prompt"], input=stdin,
+                          stdin=subprocess.DEVNULL if stdin is None else None,
+                          capture_output=True, text=True, env=env, timeout=60)
+
+
+def payload(prompt: str, transcript: str = "") -> str:
+    return json.dumps({"session_id": "s1", "transcript_path": transcript, "cwd": "/tmp",
+                       "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+
+
+def added_context(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 0, result.stderr
+    if not result.stdout.strip():
+        return ""
+    data = json.loads(result.stdout)
+    assert set(data) == {"hookSpecificOutput"}
+    out = data["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit"
+    text = str(out["additionalContext"])
+    assert count_exact(text) <= MAX_TOKENS
+    assert len(text.splitlines()) <= MAX_NOTES + 1
+    return text
+
+
+def test_a_typical_prompt_gets_its_notes(store_dir: Path) -> None:
+    text = added_context(run_hook(store_dir, payload("cómo hago rollback de un despliegue")))
+    assert "howto/deploy-production" in text.splitlines()[1]
+
+
+def test_nothing_is_added_when_nothing_scores_well(store_dir: Path) -> None:
+    assert added_context(run_hook(store_dir, payload("hola, buenos días"))) == ""
+
+
+def write_transcript(path: Path, messages: list[tuple[str, str]]) -> Path:
+    """A transcript in Claude Code's JSONL format (user string content, assistant blocks)."""
+    lines = [json.dumps({"type": "summary", "summary": "x", "leafUuid": "u0"})]
+    for number, (role, text) in enumerate(messages):
+        content: object = text if role == "user" else [{"type": "text", "text": text}]
+        lines.append(json.dumps({"type": role, "uuid": f"u{number}", "isSidechain": False,
+                                 "sessionId": "s1", "message": {"role": role,
+                                                                "content": content}}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_vague_prompt_routes_through_the_transcript(store_dir: Path, tmp_path: Path) -> None:
+    transcript = write_transcript(tmp_path / "t.jsonl", [
+        ("user", "Redis se quedó sin memoria otra vez y expulsó claves de Celery"),
+        ("assistant", "Looking at the Redis eviction policy and maxmemory on the broker."),
+    ])
+    text = added_context(run_hook(store_dir, payload("sigue con lo que recomiendes",
+                                                     str(transcript))))
+    assert "redis" in text.splitlines()[1]
+    assert added_context(run_hook(store_dir, payload("sigue con lo que recomiendes"))) == ""
+
+
+@pytest.mark.parametrize("transcript", TRANSCRIPTS, ids=lambda p: p.name)
+def test_real_transcripts_as_context(store_dir: Path, transcript: Path) -> None:
+    assert recent_messages(str(transcript)), "the transcript's last messages are read"
+    added_context(run_hook(store_dir, payload("check it all went well", str(transcript))))
+    added_context(run_hook(store_dir, payload("redis eviction", str(transcript))))
+
+
+def test_transcripts_are_there() -> None:
+    if not TRANSCRIPTS and not os.environ.get("CI"):
+        pytest.skip("../shared/bench/transcripts is not beside this checkout")
+    assert len(TRANSCRIPTS) >= 4
+
+
+@pytest.mark.parametrize("stdin", [None, "", "not json", "[1, 2]", '{"prompt": 3}',
+                                   payload("redis", "/no/such/transcript.jsonl"),
+                                   payload("redis", "/etc")])
+def test_broken_input_never_fails_the_prompt(store_dir: Path, stdin: str | None) -> None:
+    result = run_hook(store_dir, stdin)
+    added_context(result)
+
+
+def test_a_broken_store_never_fails_the_prompt(tmp_path: Path) -> None:
+    result = run_hook(tmp_path / "missing", payload("redis"))
+    assert result.returncode == 0 and result.stdout == ""
+    assert "notes hook:" in result.stderr

@@ -1,0 +1,62 @@
+"""The tool contract: names, parameters, annotations, and the token budget of the catalog."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+
+from conftest import NOTES_BIN
+from mcp_server import catalog, create_server, measure_costs, over_budget
+from memory import load_config
+
+BUDGET = json.loads((Path(__file__).resolve().parent.parent / "memory" / "tool_budget.json")
+                    .read_text())
+EXPECTED = {
+    "suggest": ({"query": "string", "limit": "integer"}, ["query"], (True, False, True)),
+    "section_map": ({"note": "string", "query": "string"}, ["note"], (True, False, True)),
+    "read_section": ({"note": "string", "section": "string"}, ["note", "section"],
+                     (True, False, True)),
+    "create_note": ({"note": "string", "title": "string", "tags": "string"},
+                    ["note", "title"], (False, False, False)),
+    "write_state": ({"note": "string", "text": "string"}, ["note", "text"], (False, True, True)),
+    "append_history": ({"note": "string", "title": "string", "text": "string",
+                        "date": "string"}, ["note", "title", "text"], (False, False, False)),
+}
+
+
+def test_tool_names_parameters_and_annotations(store_dir: Path) -> None:
+    tools = {t["name"]: t for t in asyncio.run(catalog(create_server(load_config(store_dir))))}
+    assert set(tools) == set(EXPECTED)
+    for name, (params, required, hints) in EXPECTED.items():
+        schema = tools[name]["inputSchema"]
+        assert {k: v.get("type") for k, v in schema["properties"].items()} == params, name
+        assert sorted(schema.get("required", [])) == sorted(required), name
+        notes = tools[name]["annotations"]
+        assert (notes["readOnlyHint"], notes["destructiveHint"], notes["idempotentHint"]) \
+            == hints, name
+        assert "outputSchema" not in tools[name], name
+        assert tools[name]["description"], name
+
+
+def test_catalog_stays_within_its_budget(store_dir: Path) -> None:
+    costs = measure_costs(load_config(store_dir))
+    assert over_budget(costs, BUDGET) == []
+    assert BUDGET["catalog_total"] <= 700 and BUDGET["read_tools_total"] <= 350
+    assert costs["catalog_total"] == sum(costs["tools"].values())
+
+
+def test_budget_check_fails_when_a_figure_grows(store_dir: Path) -> None:
+    costs = measure_costs(load_config(store_dir))
+    tighter = json.loads(json.dumps(BUDGET))
+    tighter["tools"]["suggest"] = costs["tools"]["suggest"] - 1
+    assert over_budget(costs, tighter) == [
+        f"tool suggest: {costs['tools']['suggest']} > {costs['tools']['suggest'] - 1}"]
+
+
+def test_notes_tokens_prints_the_total(store_dir: Path) -> None:
+    result = subprocess.run([str(NOTES_BIN), "--notes", str(store_dir), "tokens"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "catalog total |" in result.stdout and "within budget" in result.stdout

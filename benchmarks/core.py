@@ -93,6 +93,12 @@ def measure(store: Path, runs: int) -> dict[str, float]:
             for _ in range(runs * 2)]
     grep = [timed(lambda: subprocess.run(["grep", "-rli", "despliegue", str(store)],
                                          capture_output=True)) for _ in range(runs * 2)]
+    hook_input = json.dumps({"prompt": "cómo hago rollback de un despliegue", "session_id": "b",
+                             "transcript_path": "", "cwd": str(store)})
+    hook = [timed(lambda: subprocess.run([str(NOTES_BIN), "hook", "user-prompt"], env=env,
+                                         input=hook_input, text=True, capture_output=True,
+                                         check=True)) for _ in range(runs * 2)]
+    figures["cold_hook_ms"] = 1000 * statistics.median(hook)
     figures["cold_cli_ms"] = 1000 * statistics.median(cold)
     figures["cold_grep_ms"] = 1000 * statistics.median(grep)
     return figures
@@ -119,6 +125,9 @@ def report(f: dict[str, float], store_name: str, runs: int) -> str:
         ("cold `notes suggest` process", f"{f['cold_cli_ms']:.0f} ms",
          f"cold `grep -rli`: {f['cold_grep_ms']:.0f} ms",
          _ratio(f["cold_cli_ms"], f["cold_grep_ms"], 0)),
+        ("cold `notes hook user-prompt` process (a typical prompt)",
+         f"{f['cold_hook_ms']:.0f} ms", f"cold `grep -rli`: {f['cold_grep_ms']:.0f} ms",
+         _ratio(f["cold_hook_ms"], f["cold_grep_ms"], 0)),
         ("index size on disk", f"{f['index_mb']:.1f} MB", "", ""),
     ]
     table = "\n".join(f"| {' | '.join(r)} |" for r in rows)
@@ -126,7 +135,7 @@ def report(f: dict[str, float], store_name: str, runs: int) -> str:
 
 Measured {dt.date.today().isoformat()} on this project's machine kind (2 cores, shared and noisy),
 on `{store_name}` ({int(f['notes'])} notes, {int(f['tokens']):,} cl100k tokens), median of {runs}
-runs unless stated. Produced by:
+runs unless stated (cold processes: median of {2 * runs}). Produced by:
 
     .venv/bin/python benchmarks/core.py --runs {runs}
 

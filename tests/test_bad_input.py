@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import RunCli
 
+from conftest import RunCli
 from memory import InvalidArgument, NoteFormatError, Notes, load_config
 
 GOOD = "---\ntitle: Good note\n---\n# Good note\n\n## Current state\n- zanahoria azul\n"

@@ -10,8 +10,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import NOTES_BIN, RunCli
 
+from conftest import NOTES_BIN, RunCli
 from memory import Notes, load_config
 from memory.analysis import query_terms
 

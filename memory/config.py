@@ -32,6 +32,9 @@ class Config:
     history_headings: tuple[str, ...] = DEFAULT_HISTORY_HEADINGS
     max_note_bytes: int = 2_000_000
     state_token_budget: int = 600
+    usage_log: bool = True  # log every ladder call for the promoter (off for benchmarks)
+    usage_retention_days: int = 180
+    session: str = ""  # the CLI's session id (NOTES_SESSION); servers and hooks pass their own
     extra: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -46,8 +49,11 @@ def load_config(
     state = _resolve_state_dir(root, state_dir or env.get("NOTES_STATE_DIR") or None, env)
     max_bytes = _int_setting(env, "NOTES_MAX_NOTE_BYTES", 2_000_000)
     budget = _int_setting(env, "NOTES_STATE_TOKEN_BUDGET", 600)
+    retention = _int_setting(env, "NOTES_USAGE_RETENTION_DAYS", 180)
+    usage = (env.get("NOTES_USAGE_LOG") or "1").strip().lower() not in ("0", "false", "no", "off")
     return Config(notes_dir=root, state_dir=state, max_note_bytes=max_bytes,
-                  state_token_budget=budget)
+                  state_token_budget=budget, usage_log=usage, usage_retention_days=retention,
+                  session=env.get("NOTES_SESSION", ""))
 
 
 def _resolve_notes_dir(value: str | os.PathLike[str] | None) -> Path:

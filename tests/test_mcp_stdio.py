@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -77,3 +78,43 @@ async def test_stdout_carries_only_the_protocol(store_dir: Path, tmp_path: Path)
                 names = {t.name for t in (await session.list_tools()).tools}
                 assert names == {"suggest", "section_map", "read_section"}
     assert "building the index" in log.read_text()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_streamable_http_on_localhost(store_dir: Path, tmp_path: Path) -> None:
+    port = _free_port()
+    with open(tmp_path / "http.log", "w") as log:
+        server = subprocess.Popen([str(Path(sys.executable).parent / "notes"), "serve",
+                                   "--http", str(port)],
+                                  env={**os.environ, "NOTES_DIR": str(store_dir)},
+                                  stdout=log, stderr=log)
+        await _talk_over_http(server, port)
+
+
+async def _talk_over_http(server: subprocess.Popen[bytes], port: int) -> None:
+    from fastmcp import Client
+
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                    names = {t.name for t in await client.list_tools()}
+                    answer = await client.call_tool("suggest", {"query": "redis eviction"})
+                break
+            except Exception:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise
+                await asyncio.sleep(0.3)
+        assert "append_history" in names
+        assert "infra/redis" in answer.content[0].text  # type: ignore[union-attr]
+    finally:
+        server.terminate()
+        server.wait(timeout=15)

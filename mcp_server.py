@@ -10,9 +10,12 @@ Run: ``python mcp_server.py [--notes DIR] [--read-only] [--http PORT]`` or ``not
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
+import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from functools import wraps
 from typing import Any, TypeVar
@@ -56,10 +59,19 @@ def tool_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def server_notes(config: Config) -> Notes:
+    """The server's store. One server process serves one client session over stdio (as
+    Claude Code runs it), so the process is the usage log's session unless NOTES_SESSION
+    names one."""
+    if not config.session:
+        config = dataclasses.replace(config, session=f"mcp-{os.getpid()}-{int(time.time())}")
+    return Notes(config, notify=lambda message: log.warning("%s", message), front="mcp")
+
+
 def create_server(config: Config, read_only: bool = False,
                   notes: Notes | None = None) -> FastMCP:
     """Build the server for one store; ``read_only`` serves only the three ladder tools."""
-    notes = notes or Notes(config, notify=lambda message: log.warning("%s", message))
+    notes = notes or server_notes(config)
     mcp = FastMCP(SERVER_NAME, instructions=INSTRUCTIONS)
     _add_read_tools(mcp, notes)
     if not read_only:
@@ -180,7 +192,8 @@ def measure_costs(config: Config) -> dict[str, Any]:
     the totals, and a typical answer of each rung on this store."""
     import asyncio
 
-    notes = Notes(config, notify=lambda message: log.warning("%s", message))
+    notes = Notes(dataclasses.replace(config, usage_log=False),
+                  notify=lambda message: log.warning("%s", message))
     tools = asyncio.run(catalog(create_server(config, notes=notes)))
     count = notes.counter.count
     per_tool = {t["name"]: count(compact_json(t)) for t in tools}
@@ -226,7 +239,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def serve(config: Config, read_only: bool = False, http_port: int | None = None) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    notes = Notes(config, notify=lambda message: log.warning("%s", message))
+    notes = server_notes(config)
     notes.index.refresh()
     mcp = create_server(config, read_only, notes)
     watcher = start_watcher(notes)

@@ -5,7 +5,7 @@ the ladder (``suggest``, ``section_map``, ``read_section``) and the writes (``cr
 ``write_state``, ``append_history``).
 """
 
-from .api import Notes, NoteSummary, WriteResult
+from .api import Notes
 from .config import Config, load_config
 from .errors import (
     AmbiguousSection,
@@ -21,6 +21,7 @@ from .errors import (
 )
 from .ladder import MapRow, SectionMap, SectionText, SuggestHit, Suggestions
 from .note import Note, Section, parse_note
+from .results import NoteSummary, WriteResult
 
 __all__ = [
     "AmbiguousSection", "Config", "ConfigError", "IndexUnavailable", "InvalidArgument",

@@ -6,10 +6,11 @@ made under the note's lock, atomically, and re-indexed at once.
 
 from __future__ import annotations
 
+import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
+from . import render
 from .check import FileProblem, check_store
 from .config import Config
 from .edit import new_note_text, with_entry, with_state
@@ -17,28 +18,12 @@ from .errors import NoteExists, NoteFormatError, NoteNotFound
 from .index import NoteIndex, Notify, Progress, RefreshReport
 from .ladder import Ladder, SectionMap, SectionText, Suggestions
 from .note import parse_note
+from .results import NoteSummary, WriteResult
 from .store import LoadedNote, Store, missing_note_message, validate_note_id
-from .tokens import TokenCounter
+from .tokens import CHARS_PER_TOKEN, TokenCounter
+from .usage import UsageLog
 
 _UNSAFE_TO_WRITE = {"binary", "not-utf8", "too-large", "front-matter-unclosed"}
-
-
-@dataclass(frozen=True)
-class NoteSummary:
-    note: str
-    title: str
-    tokens: int
-    entries: int
-    last_entry: str | None
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    note: str
-    section: str
-    tokens: int
-    path: Path
-    created: bool = False
 
 
 def _stderr(message: str) -> None:
@@ -46,26 +31,61 @@ def _stderr(message: str) -> None:
 
 
 class Notes:
-    """One store, ready to serve the ladder and the writes."""
+    """One store, ready to serve the ladder and the writes.
 
-    def __init__(self, config: Config, notify: Notify = _stderr) -> None:
+    ``front`` names the front end in the usage log (``cli``, ``mcp``, ``hook``, ``lib``);
+    every ladder call is logged with a session: the one passed to the call, else the
+    configured ``NOTES_SESSION``, else one per parent process (a terminal's shell).
+    """
+
+    def __init__(self, config: Config, notify: Notify = _stderr, front: str = "lib") -> None:
         self.config = config
+        self.front = front
         self.store = Store(config)
         self.counter = TokenCounter(config.state_dir / "tokens.sqlite")
         self.index = NoteIndex(self.store, self.counter, notify)
         self.ladder = Ladder(self.store, self.index, self.counter)
+        self.usage = UsageLog(config.state_dir / "usage.sqlite", config.usage_retention_days,
+                              notify) if config.usage_log else None
+        self.default_session = config.session or f"{front}-{os.getppid()}"
 
     # -- reading -----------------------------------------------------------------------
-    def suggest(self, query: str, limit: int = 5, context: str | None = None) -> Suggestions:
-        return self.ladder.suggest(query, limit, context)
+    def suggest(self, query: str, limit: int = 5, context: str | None = None,
+                session: str | None = None) -> Suggestions:
+        result = self.ladder.suggest(query, limit, context)
+        self._log(session, "suggest", query=query, tokens=render.suggestions(result),
+                  ranked=tuple(h.note for h in result.hits))
+        return result
 
-    def section_map(self, note: str, query: str | None = None) -> SectionMap:
-        return self.ladder.section_map(note, query)
+    def section_map(self, note: str, query: str | None = None,
+                    session: str | None = None) -> SectionMap:
+        result = self.ladder.section_map(note, query)
+        self._log(session, "section_map", query=query or "", note=result.note,
+                  tokens=render.section_map(result))
+        return result
 
-    def read_section(self, note: str, section: str | None = None) -> SectionText:
+    def read_section(self, note: str, section: str | None = None,
+                     session: str | None = None) -> SectionText:
         if section is None:
-            return self.ladder.read_note(note)
-        return self.ladder.read_section(note, section)
+            result = self.ladder.read_note(note)
+        else:
+            result = self.ladder.read_section(note, section)
+        self._log(session, "read_section", note=result.note, section=result.section,
+                  tokens=result.tokens)
+        return result
+
+    def _log(self, session: str | None, rung: str, query: str = "", note: str = "",
+             section: str = "", tokens: int | str = 0, ranked: tuple[str, ...] = ()) -> None:
+        if self.usage is None:
+            return
+        if isinstance(tokens, int):
+            exact: int | None = tokens
+            count = tokens
+        else:
+            exact = self.counter.peek(tokens)
+            count = exact if exact is not None else round(len(tokens) / CHARS_PER_TOKEN)
+        self.usage.record(session or self.default_session, self.front, rung, query, note,
+                          section, count, ranked, exact is not None)
 
     def list_notes(self) -> list[NoteSummary]:
         self.index.refresh()
@@ -138,3 +158,5 @@ class Notes:
     def close(self) -> None:
         self.counter.flush()
         self.index.close()
+        if self.usage is not None:
+            self.usage.close()

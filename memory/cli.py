@@ -58,7 +58,7 @@ class _LazyNotes:
 
     def get(self) -> Notes:
         if self._notes is None:
-            self._notes = Notes(load_config(self.notes_dir, self.state_dir))
+            self._notes = Notes(load_config(self.notes_dir, self.state_dir), front="cli")
         return self._notes
 
 
@@ -258,6 +258,53 @@ def tokens(ctx: click.Context, as_json: bool) -> None:
         raise click.ClickException("over budget: " + "; ".join(over) + f" (see {BUDGET_FILE})")
 
 
+@cli.command()
+@click.option("--days", default=30, show_default=True, type=click.IntRange(1, 3650),
+              help="Window for promotion candidates and routing misses.")
+@click.option("--sessions", "min_sessions", default=3, show_default=True,
+              type=click.IntRange(1, 1000), help="Distinct sessions that must read an entry.")
+@click.option("--demote-days", default=90, show_default=True, type=click.IntRange(1, 3650),
+              help="Window in which a state line must match some question.")
+@click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Also write promotion-YYYY-MM-DD.md (and .json) there; rerunning the same "
+                   "day replaces them.")
+@click.option("--apply", "apply_", nargs=2, metavar="NOTE ENTRY",
+              help="Write ENTRY's proposed line into NOTE's state (history untouched).")
+@click.option("--line", help="With --apply: the state line to write instead of the proposal.")
+@click.option("--dry-run", is_flag=True, help="With --apply: show the diff, write nothing.")
+@json_option
+@click.pass_context
+def promote(ctx: click.Context, days: int, min_sessions: int, demote_days: int,
+            report_dir: Path | None, apply_: tuple[str, str] | None, line: str | None,
+            dry_run: bool, as_json: bool) -> None:
+    """Report which history entries deserve the state (from the usage log), state lines
+    nobody asks about, and routing misses; or --apply one promotion."""
+    from . import promote_report
+    from .promote import apply_promotion, build_report
+
+    notes = _notes(ctx)
+    if apply_:
+        result = apply_promotion(notes, apply_[0], apply_[1], line, dry_run, days)
+        _emit(as_json, result, lambda r: promote_report.applied(r, dry_run))
+        return
+    if line or dry_run:
+        raise click.UsageError("--line and --dry-run go with --apply NOTE ENTRY")
+    report = build_report(notes, days, min_sessions, demote_days)
+    text = promote_report.markdown(report)
+    if report_dir is not None:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        stem = report_dir / f"promotion-{report.generated[:10]}"
+        _write_replacing(stem.with_suffix(".md"), text)
+        _write_replacing(stem.with_suffix(".json"), render.as_json(report))
+    _emit(as_json, report, lambda _: text)
+
+
+def _write_replacing(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
 @cli.group()
 def hook() -> None:
     """Hooks for agent front ends (Claude Code)."""
@@ -273,7 +320,8 @@ def hook_user_prompt(ctx: click.Context) -> None:
     lazy: _LazyNotes = ctx.find_root().obj
     try:
         raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-        notes = Notes(load_config(lazy.notes_dir, lazy.state_dir), notify=lambda _: None)
+        notes = Notes(load_config(lazy.notes_dir, lazy.state_dir), notify=lambda _: None,
+                      front="hook")
         output = run_hook(notes, raw)
         notes.close()
     except Exception as exc:  # the user's prompt must go through whatever happens

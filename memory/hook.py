@@ -155,7 +155,8 @@ def run_hook(notes: Notes, raw: str) -> str:
     prompt = topic_words(data.prompt)
     if not prompt and not context:
         return ""
-    result = notes.suggest(prompt, limit=MAX_NOTES, context=context or None)
+    result = notes.suggest(prompt, limit=MAX_NOTES, context=context or None,
+                           session=data.session_id or None)
     text = context_text(worth_showing(result), notes.counter)
     return hook_output(text) if text else ""
 

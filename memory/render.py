@@ -11,9 +11,9 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .api import NoteSummary, WriteResult
 from .check import FileProblem
 from .ladder import SectionMap, SectionText, Suggestions
+from .results import NoteSummary, WriteResult
 
 TOKEN_NOTE = "tokens are cl100k estimates"
 

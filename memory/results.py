@@ -1,0 +1,24 @@
+"""Result types of the use cases that are not ladder rungs (those live in ladder.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class NoteSummary:
+    note: str
+    title: str
+    tokens: int
+    entries: int
+    last_entry: str | None
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    note: str
+    section: str
+    tokens: int
+    path: Path
+    created: bool = False

@@ -16,7 +16,9 @@ from .config import Config
 from .edit import new_note_text, with_entry, with_state
 from .errors import NoteExists, NoteFormatError, NoteNotFound
 from .index import NoteIndex, Notify, Progress, RefreshReport
+from .integrity import HistoryGuard
 from .ladder import Ladder, SectionMap, SectionText, Suggestions
+from .ledger import Ledger
 from .note import parse_note
 from .results import NoteSummary, WriteResult
 from .store import LoadedNote, Store, missing_note_message, validate_note_id
@@ -43,11 +45,16 @@ class Notes:
         self.front = front
         self.store = Store(config)
         self.counter = TokenCounter(config.state_dir / "tokens.sqlite")
-        self.index = NoteIndex(self.store, self.counter, notify)
+        self.ledger = Ledger(config.state_dir / "ledger.sqlite")
+        self.index = NoteIndex(self.store, self.counter, notify, observer=self._observe)
+        self.history = HistoryGuard(self.store, self.ledger, self.index, notify)
         self.ladder = Ladder(self.store, self.index, self.counter)
         self.usage = UsageLog(config.state_dir / "usage.sqlite", config.usage_retention_days,
                               notify) if config.usage_log else None
         self.default_session = config.session or f"{front}-{os.getppid()}"
+
+    def _observe(self, loaded: list[LoadedNote]) -> None:
+        self.history.observe(loaded)
 
     # -- reading -----------------------------------------------------------------------
     def suggest(self, query: str, limit: int = 5, context: str | None = None,
@@ -107,7 +114,7 @@ class Notes:
                 raise NoteExists(f"note {note_id!r} already exists; use `notes state` or "
                                  "`notes log` to change it, or pick another id")
             self.store.write_atomic(path, text)
-        self.index.update_notes([note_id])
+        self._after_write(note_id, path)
         return WriteResult(note_id, "state", self.counter.count(text), path, created=True)
 
     def write_state(self, note: str, body: str) -> WriteResult:
@@ -116,7 +123,7 @@ class Notes:
             loaded = self._load_for_write(note, path)
             text = with_state(loaded.note, body)
             self.store.write_atomic(path, text)
-        self.index.update_notes([loaded.note_id])
+        self._after_write(loaded.note_id, path)
         state = parse_note(text).state
         return WriteResult(loaded.note_id, "state", self.counter.count(state.text if state
                                                                          else ""), path)
@@ -128,9 +135,14 @@ class Notes:
             loaded = self._load_for_write(note, path)
             text = with_entry(loaded.note, title, body, date)
             self.store.write_atomic(path, text)
-        self.index.update_notes([loaded.note_id])
+        self._after_write(loaded.note_id, path)
         entry = parse_note(text).entries[-1]
         return WriteResult(loaded.note_id, entry.id, self.counter.count(entry.text), path)
+
+    def _after_write(self, note_id: str, path: Path) -> None:
+        """Record the new entries in the ledger and re-index the note, at once."""
+        self.history.observe([self.store.load_path(note_id, path)])
+        self.index.update_notes([note_id])
 
     def _load_for_write(self, note: str, path: Path) -> LoadedNote:
         if not path.is_file():
@@ -153,10 +165,12 @@ class Notes:
         return self.index.refresh(progress=progress)
 
     def check(self) -> list[FileProblem]:
-        return check_store(self.store, self.counter)
+        """Format problems of every note, then history entries changed since recorded."""
+        return check_store(self.store, self.counter) + self.history.problems()
 
     def close(self) -> None:
         self.counter.flush()
         self.index.close()
         if self.usage is not None:
             self.usage.close()
+        self.ledger.close()

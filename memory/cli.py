@@ -190,11 +190,27 @@ def _index_summary(report: RefreshReport, notes: Notes) -> str:
 
 @cli.command()
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.option("--restore", is_flag=True,
+              help="Put changed or removed history entries back as first recorded.")
+@click.option("--accept", is_flag=True,
+              help="Keep the current history as it is (deliberate corrections).")
+@click.option("--note", "only_note", metavar="NOTE", help="With --restore/--accept: one note.")
 @json_option
 @click.pass_context
-def check(ctx: click.Context, strict: bool, as_json: bool) -> None:
-    """Report format problems with file and line; exit 1 when there are errors."""
-    found = _notes(ctx).check()
+def check(ctx: click.Context, strict: bool, restore: bool, accept: bool,
+          only_note: str | None, as_json: bool) -> None:
+    """Report format problems and changed history entries with file and line; exit 1 when
+    there are errors. --restore or --accept resolve the history ones."""
+    notes = _notes(ctx)
+    if restore and accept:
+        raise click.UsageError("--restore and --accept are alternatives; pick one")
+    if restore or accept:
+        repairs = (notes.history.restore if restore else notes.history.accept)(only_note)
+        _emit(as_json, repairs, render.repairs)
+        return
+    if only_note:
+        raise click.UsageError("--note goes with --restore or --accept")
+    found = notes.check()
     _emit(as_json, found, render.problems)
     failing = [p for p in found if p.severity == "error" or strict]
     if failing:
@@ -369,6 +385,93 @@ def install_claude_code(ctx: click.Context, scope: str, project: Path, dry_run: 
         else:
             saved = f" (backup: {change.backup})" if change.backup else ""
             click.echo(f"updated: {change.path}{saved}")
+
+
+@cli.group()
+def bench() -> None:
+    """Evidence reached per token: build a bench, run the retrieval policies on it, report."""
+
+
+_bench_out = click.option("--out", required=True, type=click.Path(file_okay=False,
+                          path_type=Path), help="The bench folder to write (notes/ and "
+                          "questions.jsonl).")
+_bench_force = click.option("--force", is_flag=True, help="Replace a bench already in --out.")
+
+
+@bench.command("from-locomo")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_bench_out
+@_bench_force
+def bench_from_locomo(source: Path, out: Path, force: bool) -> None:
+    """LoCoMo's locomo10.json as a bench: a note per conversation, an entry per session, a
+    line per turn; evidence turns become answer lines. Prints the counts."""
+    from .bench.locomo import locomo_to_bench
+
+    click.echo(locomo_to_bench(source, out, force).summary())
+    click.echo(f"bench written to {out}")
+
+
+@bench.command("from-transcripts")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--notes", "notes_dir", required=True, type=click.Path(exists=True,
+              file_okay=False, path_type=Path), help="Today's notes folder the agent used.")
+@_bench_out
+@_bench_force
+def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
+                           force: bool) -> None:
+    """Claude Code transcripts (.jsonl files or folders) as a bench: per turn, the memory lines
+    the agent read and recalled in its reply; the notes are copied into the bench."""
+    from .bench.mining import transcripts_to_bench
+
+    counts = transcripts_to_bench(list(paths), notes_dir, out, force)
+    click.echo(counts.summary())
+    for line in counts.stale[:20]:
+        click.echo(f"no longer in the notes: {line}")
+    if len(counts.stale) > 20:
+        click.echo(f"… and {len(counts.stale) - 20} more lines no longer in the notes")
+    click.echo(f"bench written to {out}")
+
+
+@bench.command("run")
+@click.argument("bench_dir", metavar="BENCH", type=click.Path(exists=True, file_okay=False,
+                path_type=Path))
+@click.option("--policies", help="Comma-separated, from: ladder@1, ladder@2, ladder-oracle, "
+              "fragments@5, fragments@10, fragments@20, fragments@40, hybrid, full "
+              "(default: all).")
+@click.option("--limit", type=click.IntRange(1), help="Run only the first N questions.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Where to write the report (default: BENCH/report/).")
+@json_option
+def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Path | None,
+              as_json: bool) -> None:
+    """Run the policies on a bench (index in a temporary folder, usage log off) and write the
+    report: Markdown, JSON, per-question results and a plot of hit rate against tokens."""
+    import shlex
+
+    from .bench.report import FILES, policy_table, routing_line, write_report
+    from .bench.run import run_bench
+
+    run = run_bench(bench_dir, _split(policies or "") or None, limit,
+                    progress=_bench_progress())
+    target = out or bench_dir / "report"
+    data = write_report(run, target, "notes " + shlex.join(sys.argv[1:]))
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    click.echo(policy_table(data["policies"]) + "\n\n" + routing_line(data["routing"]))
+    click.echo(f"\n{len(run.results)} questions in {run.seconds:.0f} s; report in "
+               f"{target / FILES['markdown']}")
+
+
+def _bench_progress() -> Callable[[int], None] | None:
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int) -> None:
+        if done % 50 == 0:
+            click.echo(f"\r{done} questions run", err=True, nl=False)
+
+    return show
 
 
 def _split(value: str) -> list[str]:

@@ -30,7 +30,7 @@ from .analysis import ANALYZER_VERSION
 from .documents import SCHEMA_VERSION, build_schema, note_documents
 from .errors import IndexUnavailable
 from .search import weighting
-from .store import NoteFile, Store
+from .store import LoadedNote, NoteFile, Store
 from .tokens import TokenCounter
 
 _SEGMENT_ALPHABET = string.ascii_lowercase + string.digits
@@ -46,6 +46,7 @@ def _os_random_segment_id(cls: type, size: int = 16) -> str:
 _codec_base.Segment._random_id = classmethod(_os_random_segment_id)
 
 Progress = Callable[[int, int], None]
+Observer = Callable[[list[LoadedNote]], None]
 Notify = Callable[[str], None]
 VERSION = {"schema": SCHEMA_VERSION, "analyzer": ANALYZER_VERSION}
 _WRITER_TIMEOUT = 30.0
@@ -69,10 +70,12 @@ def _quiet(_: str) -> None:
 class NoteIndex:
     """Owns the Whoosh index of one store; the only writer of it."""
 
-    def __init__(self, store: Store, counter: TokenCounter, notify: Notify = _quiet) -> None:
+    def __init__(self, store: Store, counter: TokenCounter, notify: Notify = _quiet,
+                 observer: Observer | None = None) -> None:
         self.store = store
         self.counter = counter
         self.notify = notify
+        self.observer = observer  # told of every note (re)indexed, after the commit
         self.dir = store.config.state_dir / "index"
         self._ix: Any = None
         self._lock = threading.RLock()  # one writer at a time inside this process
@@ -202,14 +205,15 @@ class NoteIndex:
     def _write(self, files: list[NoteFile], removed: list[str],
                known: dict[str, dict[str, Any]], progress: Progress | None) -> list[str]:
         ix = self.open()
-        indexed: list[str] = []
+        loaded: list[LoadedNote] = []
         writer = ix.writer(timeout=_WRITER_TIMEOUT, delay=0.05)
         try:
             for note_id in removed:
                 writer.delete_by_term("note_id", note_id)
             for number, entry in enumerate(files, start=1):
-                if self._index_one(writer, entry, known.get(entry.note_id)):
-                    indexed.append(entry.note_id)
+                note = self._index_one(writer, entry, known.get(entry.note_id))
+                if note is not None:
+                    loaded.append(note)
                 if progress:
                     progress(number, len(files))
             writer.commit()
@@ -217,20 +221,23 @@ class NoteIndex:
             writer.cancel()
             raise
         self.counter.flush()
-        return indexed
+        if self.observer is not None and loaded:
+            self.observer(loaded)
+        return [note.note_id for note in loaded]
 
-    def _index_one(self, writer: Any, entry: NoteFile, old: dict[str, Any] | None) -> bool:
+    def _index_one(self, writer: Any, entry: NoteFile,
+                   old: dict[str, Any] | None) -> LoadedNote | None:
         try:
             loaded = self.store.load_path(entry.note_id, entry.path)
         except OSError:
             writer.delete_by_term("note_id", entry.note_id)
-            return False
+            return None
         if old and old.get("digest") == loaded.digest and old.get("mtime_ns") == entry.mtime_ns:
-            return False
+            return None
         writer.delete_by_term("note_id", entry.note_id)
         for document in note_documents(loaded, entry.mtime_ns, entry.size, self.counter):
             writer.add_document(**document)
-        return True
+        return loaded
 
     # -- rebuilding --------------------------------------------------------------------
     def rebuild(self, reason: str = "rebuild requested",

@@ -113,6 +113,13 @@ def costs(measured: dict[str, Any], budget: dict[str, Any]) -> str:
             f"for {measured['query']!r}, reading {measured['read']})")
 
 
+def repairs(done: list[Any]) -> str:
+    if not done:
+        return "history matches the ledger: nothing to do"
+    return table(("note", "entry", "was", "action"),
+                 [(r.note, r.entry, r.kind, r.action) for r in done])
+
+
 def as_json(value: Any) -> str:
     return json.dumps(_plain(value), ensure_ascii=False, indent=2)
 

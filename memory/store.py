@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import fcntl
+import glob
 import hashlib
 import os
 import re
@@ -168,6 +169,7 @@ class Store:
     def write_atomic(self, path: Path, text: str) -> None:
         """Write through a temporary file in the same folder, fsync, then rename."""
         path.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temp_files(path)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
         try:
@@ -244,6 +246,24 @@ def _decode(raw: bytes, problems: list[Problem]) -> str:
 def _read_head(path: Path, limit: int) -> bytes:
     with open(path, "rb") as handle:
         return handle.read(limit)
+
+
+def _remove_stale_temp_files(path: Path) -> None:
+    """Temp files of writers that died before renaming (a crash, SIGKILL) are removed."""
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        pid = tmp.name[len(path.name) + 2:-4]
+        if pid.isdigit() and not _alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -68,9 +68,14 @@ def note_documents(
     yield _note_document(loaded, mtime_ns, size, counter)
     if not loaded.indexable:
         return
+    first_child: dict[str, int] = {}
+    for section in loaded.note.sections:
+        if section.parent is not None:
+            first_child.setdefault(section.parent, section.start)
     for section in loaded.note.sections:
         yield _section_document(loaded.note_id, section, counter)
-        yield from _block_documents(loaded.note_id, section, loaded)
+        yield from _block_documents(loaded.note_id, section,
+                                    first_child.get(section.id, section.end))
 
 
 def _note_document(loaded: LoadedNote, mtime_ns: int, size: int,
@@ -101,11 +106,10 @@ def _section_document(note_id: str, section: Section, counter: TokenCounter) -> 
 
 
 def _block_documents(note_id: str, section: Section,
-                     loaded: LoadedNote) -> Iterator[dict[str, Any]]:
-    children = {(c.start, c.end) for c in loaded.note.sections if c.parent == section.id}
+                     first_child: int) -> Iterator[dict[str, Any]]:
     for number, block in enumerate(section.blocks, start=1):
-        if any(start <= block.start and block.end <= end for start, end in children):
-            continue  # the child section indexes its own blocks
+        if block.start >= first_child:
+            continue  # children run to the container's end and index their own blocks
         yield {
             "id": f"{note_id}#{section.id}@{number}", "note_id": note_id, "kind": "paragraph",
             "section": section.id, "label": section.title, "p_title": section.title,

@@ -17,8 +17,10 @@ Layout of a note (see docs/note-format.md)::
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 import yaml
@@ -100,7 +102,11 @@ class Note:
         return _string_list(self.meta.get("aliases"))
 
     def section(self, section_id: str) -> Section | None:
-        return next((s for s in self.sections if s.id == section_id), None)
+        return self._by_id.get(section_id)
+
+    @cached_property
+    def _by_id(self) -> dict[str, Section]:
+        return {s.id: s for s in self.sections}
 
     @property
     def state(self) -> Section | None:
@@ -268,13 +274,16 @@ class _SectionBuilder:
 
     def __init__(self, lines: list[str], blocks: list[Block], draft: _Draft) -> None:
         self.lines, self.blocks, self.draft = lines, blocks, draft
+        self._starts = [b.start for b in blocks]  # blocks come in file order
         self.sections: list[Section] = []
         self.used: set[str] = set()
 
     def add(self, base_id: str, kind: SectionKind, title: str, start: int, end: int,
             level: int, date: str | None = None, parent: str | None = None) -> str:
         section_id = self._unique(base_id)
-        inside = tuple(b for b in self.blocks if start <= b.start and b.end <= end)
+        first = bisect.bisect_left(self._starts, start)
+        last = bisect.bisect_left(self._starts, end)
+        inside = tuple(b for b in self.blocks[first:last] if b.end <= end)
         text = "".join(self.lines[start:end])
         self.sections.append(Section(section_id, kind, title, start, end, text, level,
                                      date, parent, inside))

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 
 
+@lru_cache(maxsize=65_536)
 def fold(text: str) -> str:
     """Lower-case and strip accents: ``Bitácora`` → ``bitacora``."""
+    if text.isascii():
+        return text.lower().strip()
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c)).strip()
 

@@ -451,8 +451,10 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
     from .bench.report import FILES, policy_table, routing_line, write_report
     from .bench.run import run_bench
 
-    run = run_bench(bench_dir, _split(policies or "") or None, limit,
-                    progress=_bench_progress())
+    progress = _bench_progress()
+    run = run_bench(bench_dir, _split(policies or "") or None, limit, progress=progress)
+    if progress is not None:
+        click.echo("", err=True)
     target = out or bench_dir / "report"
     data = write_report(run, target, "notes " + shlex.join(sys.argv[1:]))
     if as_json:

@@ -1,0 +1,157 @@
+"""The retrieval policies a bench compares, each a single pass per question.
+
+Every policy returns what it put in front of the agent (the rendered outputs of the ladder's
+calls, or the paragraphs' text) and its token count:
+
+- ``ladder@1``, ``ladder@2``: ``suggest`` (4 notes; its table counts), then for each of the 1 or
+  2 top notes its map with the question as query, its state, and the map's best section
+  (``best[0]``, skipped when it is the state or inside it).
+- ``ladder-oracle``: the same on the gold note, without ``suggest``.
+- ``fragments@k``: the k best paragraphs of the whole store, no notes.
+- ``hybrid``: the 5 best paragraphs are shown and route the note (the most score among them);
+  the ladder then reads that note (map + state + best section).
+- ``full``: every note whole (the same for every question, so counted once).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ..errors import NotesError
+from ..ladder import Suggestions
+from .questions import Question, line_set
+from .reader import BenchReader, Paragraph
+
+SUGGEST_LIMIT = 4
+FRAGMENT_KS = (5, 10, 20, 40)
+HYBRID_PARAGRAPHS = 5
+POLICIES = ("ladder@1", "ladder@2", "ladder-oracle", *(f"fragments@{k}" for k in FRAGMENT_KS),
+            "hybrid", "full")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one policy showed the agent for one question."""
+
+    texts: tuple[str, ...]
+    tokens: int
+    everything: bool = False  # the whole store (``full``)
+
+    def covers(self, answer_lines: tuple[str, ...]) -> tuple[bool, bool]:
+        """(every answer line was read, at least one was), comparing trimmed whole lines."""
+        if self.everything:
+            return True, True
+        seen: set[str] = set().union(*(line_set(t) for t in self.texts))
+        inside = [line.strip() in seen for line in answer_lines]
+        return all(inside), any(inside)
+
+
+def check_policies(names: list[str]) -> list[str]:
+    unknown = [n for n in names if n not in POLICIES]
+    if unknown:
+        raise NotesError(f"unknown policies: {', '.join(unknown)}; known: {', '.join(POLICIES)}")
+    return names
+
+
+class QuestionPass:
+    """One question's pass over every policy, sharing the calls that repeat between them."""
+
+    def __init__(self, reader: BenchReader, question: Question, full: Reading) -> None:
+        self.reader, self.question, self.full = reader, question, full
+        self.query = question.question
+        self._suggested: tuple[Suggestions, str] | None = None
+        self._paragraphs: list[Paragraph] | None = None
+        self._climbs: dict[str, tuple[str, ...]] = {}
+
+    def run(self, policy: str) -> Reading | None:
+        """The reading of one policy; None when it does not apply (no gold note)."""
+        if policy.startswith("ladder@"):
+            return self.ladder(int(policy.removeprefix("ladder@")))
+        if policy == "ladder-oracle":
+            return self.oracle()
+        if policy.startswith("fragments@"):
+            return self.fragments(int(policy.removeprefix("fragments@")))
+        if policy == "hybrid":
+            return self.hybrid()
+        if policy == "full":
+            return self.full
+        raise NotesError(f"unknown policy {policy!r}")
+
+    def suggested(self) -> tuple[Suggestions, str]:
+        if self._suggested is None:
+            self._suggested = self.reader.suggest(self.query, SUGGEST_LIMIT)
+        return self._suggested
+
+    def gold_rank(self) -> int | None:
+        """Where ``suggest`` put the gold note (1-based), None when not in its list."""
+        hits = [h.note for h in self.suggested()[0].hits]
+        note = self.question.note
+        return hits.index(note) + 1 if note in hits else None
+
+    def ladder(self, notes: int) -> Reading:
+        result, table = self.suggested()
+        texts = [table]
+        for hit in result.hits[:notes]:
+            texts.extend(self.climb(hit.note))
+        return self._reading(texts)
+
+    def oracle(self) -> Reading | None:
+        note = self.question.note
+        try:
+            if note is None or not self.reader.store.exists(note):
+                return None
+        except NotesError:
+            return None
+        return self._reading(list(self.climb(note)))
+
+    def fragments(self, k: int) -> Reading:
+        return self._reading([join_paragraphs(self.paragraphs()[:k])])
+
+    def hybrid(self) -> Reading:
+        shown = self.paragraphs()[:HYBRID_PARAGRAPHS]
+        if not shown:
+            return self._reading([])
+        return self._reading([join_paragraphs(shown), *self.climb(route(shown))])
+
+    def paragraphs(self) -> list[Paragraph]:
+        if self._paragraphs is None:
+            self._paragraphs = self.reader.paragraphs(self.query, max(FRAGMENT_KS))
+        return self._paragraphs
+
+    def climb(self, note: str) -> tuple[str, ...]:
+        """Rungs 2 and 3 on one note: its map for the question, its state, its best section."""
+        if note not in self._climbs:
+            try:
+                self._climbs[note] = self._climb(note)
+            except NotesError as exc:  # what a tool would answer: the error
+                self._climbs[note] = (f"Error: {exc}",)
+        return self._climbs[note]
+
+    def _climb(self, note: str) -> tuple[str, ...]:
+        found, map_text = self.reader.section_map(note, self.query)
+        texts = [map_text]
+        if self.reader.has_state(note):
+            texts.append(self.reader.read(note, "state"))
+        best = found.best[0] if found.best else None
+        if best and best != "state" and not best.startswith("state/"):
+            texts.append(self.reader.read(note, best))
+        return tuple(texts)
+
+    def _reading(self, texts: list[str]) -> Reading:
+        kept = tuple(t for t in texts if t)
+        return Reading(kept, sum(self.reader.count(t) for t in kept))
+
+
+def join_paragraphs(paragraphs: list[Paragraph]) -> str:
+    """Paragraph texts one after the other, one line break between them."""
+    return "\n".join(p.text.rstrip("\r\n") for p in paragraphs)
+
+
+def route(paragraphs: list[Paragraph]) -> str:
+    """The note holding the most score among the paragraphs (ties: the better-ranked one)."""
+    mass: dict[str, float] = defaultdict(float)
+    for paragraph in paragraphs:
+        mass[paragraph.note] += paragraph.score
+    order = [p.note for p in paragraphs]
+    return max(mass, key=lambda n: (mass[n], -order.index(n)))

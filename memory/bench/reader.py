@@ -1,0 +1,141 @@
+"""What a policy can read from a bench's store, with the caches a run needs.
+
+The ladder used here is the real one (:class:`memory.ladder.Ladder`, rendered with
+:mod:`memory.render`); only its plumbing is adapted to a store that does not change during a
+run: parsed notes are kept in a bounded cache instead of being re-read and re-parsed on every
+call, and the index is refreshed once instead of being stat-checked on every call. Answers
+are the same as those of the ladder over the same files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import render
+from ..api import Notes
+from ..config import Config, load_config
+from ..index import NoteIndex, Progress, RefreshReport
+from ..ladder import Ladder, SectionMap, Suggestions
+from ..search import parse_query, search
+from ..store import LoadedNote, Store
+from ..text import split_lines
+
+NOTE_CACHE = 64  # parsed notes kept at once; a bench may hold a thousand notes
+
+
+def bench_config(notes_dir: Path, state_dir: Path) -> Config:
+    """The store's settings for a run: its index outside the bench, no usage logging."""
+    return dataclasses.replace(load_config(notes_dir, state_dir), usage_log=False)
+
+
+class CachingStore(Store):
+    """A store whose notes are parsed once and kept (up to ``size`` of them)."""
+
+    def __init__(self, config: Config, size: int = NOTE_CACHE) -> None:
+        super().__init__(config)
+        self._cache: OrderedDict[str, LoadedNote] = OrderedDict()
+        self._size = size
+
+    def load(self, note_id: str) -> LoadedNote:
+        found = self._cache.get(note_id)
+        if found is None:
+            found = super().load(note_id)
+            self._cache[note_id] = found
+            if len(self._cache) > self._size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(note_id)
+        return found
+
+
+class SteadyIndex(NoteIndex):
+    """An index refreshed once: the bench's notes do not change while it runs."""
+
+    _fresh = False
+
+    def refresh(self, progress: Progress | None = None) -> RefreshReport:
+        if self._fresh:
+            return RefreshReport()
+        report = super().refresh(progress)
+        self._fresh = True
+        return report
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    note: str
+    section: str
+    score: float
+    text: str
+
+
+class BenchReader:
+    """The ladder's rungs and the paragraph search, rendered as the agent would see them."""
+
+    def __init__(self, notes: Notes) -> None:
+        self.notes = notes
+        self.counter = notes.counter
+        self.store = CachingStore(notes.config)
+        self.index = SteadyIndex(self.store, notes.counter, notes.index.notify)
+        self.ladder = Ladder(self.store, self.index, notes.counter)
+        self._lines: OrderedDict[str, list[str]] = OrderedDict()
+        self._reads: dict[tuple[str, str], str] = {}
+
+    def prepare(self) -> RefreshReport:
+        """Build (or refresh) the index once, before the questions."""
+        return self.index.refresh()
+
+    def count(self, text: str) -> int:
+        return self.counter.count(text)
+
+    def suggest(self, query: str, limit: int) -> tuple[Suggestions, str]:
+        result = self.ladder.suggest(query, limit)
+        return result, render.suggestions(result)
+
+    def section_map(self, note: str, query: str) -> tuple[SectionMap, str]:
+        result = self.ladder.section_map(note, query)
+        return result, render.section_map(result)
+
+    def read(self, note: str, section: str) -> str:
+        """``read_section`` rendered; the same (note, section) is read from a cache."""
+        key = (note, section)
+        if key not in self._reads:
+            if len(self._reads) > 4 * NOTE_CACHE:
+                self._reads.clear()
+            self._reads[key] = render.section_text(self.ladder.read_section(note, section))
+        return self._reads[key]
+
+    def read_note(self, note: str) -> str:
+        """The whole note, as ``notes read NOTE`` prints it."""
+        return render.section_text(self.ladder.read_note(note))
+
+    def has_state(self, note: str) -> bool:
+        return self.store.load(note).note.state is not None
+
+    def paragraphs(self, query: str, k: int) -> list[Paragraph]:
+        """The ``k`` best paragraphs of the whole store, with their text from the note file."""
+        parsed = parse_query(query)
+        hits, _ = self.index.run_search(lambda s: search(s, parsed, "paragraph", k))
+        return [self._paragraph(h.fields, h.score) for h in hits]
+
+    def _paragraph(self, fields: dict[str, Any], score: float) -> Paragraph:
+        note = str(fields["note_id"])
+        start, end = fields["lines"]
+        text = "".join(self.note_lines(note)[int(start):int(end)])
+        return Paragraph(note, str(fields.get("section") or ""), score, text)
+
+    def note_lines(self, note: str) -> list[str]:
+        found = self._lines.get(note)
+        if found is None:
+            found = split_lines(self.store.load(note).note.text)
+            self._lines[note] = found
+            if len(self._lines) > NOTE_CACHE:
+                self._lines.popitem(last=False)
+        return found
+
+    def close(self) -> None:
+        self.index.close()

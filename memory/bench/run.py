@@ -1,0 +1,147 @@
+"""Running a bench: build a store over its notes, run every policy on every question.
+
+Questions are streamed twice (first to learn which lines are answers, then to run them), and
+the notes are scanned once, one at a time, to find where each answer line lives (state,
+history, other) and what reading the whole store costs. The index lives in a state folder
+outside the bench, and the usage log is off.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..api import Notes
+from ..errors import NotesError
+from ..text import split_lines
+from .policies import POLICIES, QuestionPass, Reading, check_policies
+from .questions import Question, bench_paths, read_questions
+from .reader import BenchReader, bench_config
+
+Progress = Callable[[int], None]
+_WHERE = {"state": "state", "sub": "state", "history": "history", "entry": "history"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    hit: bool
+    any_line: bool
+    tokens: int
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    id: str
+    category: str
+    where: str  # state, history, other, or mixed
+    gold_rank: int | None  # the gold note's place in suggest's list (None: not in it)
+    has_gold: bool
+    outcomes: dict[str, Outcome]  # policies that applied
+
+
+@dataclass
+class RunResult:
+    bench: Path
+    policies: list[str]
+    results: list[QuestionResult] = field(default_factory=list)
+    read: int = 0
+    skipped_empty: int = 0  # no answer lines
+    skipped_missing: int = 0  # an answer line is not a line of any note
+    notes: int = 0
+    store_tokens: int = 0
+    seconds: float = 0.0
+    limit: int | None = None
+
+
+@dataclass
+class StoreScan:
+    """Where each answer line lives, and the cost of reading the whole store."""
+
+    places: dict[str, set[tuple[str, str]]] = field(default_factory=dict)  # line -> (note, kind)
+    notes: int = 0
+    tokens: int = 0
+
+
+def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None = None,
+              state_dir: Path | None = None, progress: Progress | None = None) -> RunResult:
+    """Run ``policies`` (default: all) on the first ``limit`` questions of ``bench``."""
+    names = check_policies(list(policies or POLICIES))
+    notes_dir, questions_file = bench_paths(bench)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="notes-bench-") as scratch:
+        config = bench_config(notes_dir, state_dir or Path(scratch) / "state")
+        notes = Notes(config, notify=lambda _: None)
+        reader = BenchReader(notes)
+        try:
+            reader.prepare()
+            wanted = {line.strip() for q in read_questions(questions_file, limit)
+                      for line in q.answer_lines}
+            scan = scan_store(reader, wanted)
+            run = RunResult(bench, names, notes=scan.notes, store_tokens=scan.tokens,
+                            limit=limit)
+            full = Reading((), scan.tokens, everything=True)
+            for question in read_questions(questions_file, limit):
+                _run_question(reader, question, scan, full, run)
+                if progress:
+                    progress(run.read)
+        finally:
+            reader.close()
+            notes.close()
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def scan_store(reader: BenchReader, wanted: set[str]) -> StoreScan:
+    """One pass over the notes, one at a time."""
+    scan = StoreScan()
+    for note_id in reader.store.note_ids():
+        try:
+            text = reader.read_note(note_id)
+            sections = reader.store.load(note_id).note.sections
+        except NotesError:
+            continue  # a file whose name is not a valid note id: the ladder cannot read it
+        scan.notes += 1
+        scan.tokens += reader.count(text)
+        for section in sections:
+            if section.parent is not None:
+                continue  # top-level sections partition the file
+            kind = _WHERE.get(section.kind, "other")
+            for line in split_lines(section.text):
+                if line.strip() in wanted:
+                    scan.places.setdefault(line.strip(), set()).add((note_id, kind))
+    return scan
+
+
+def _run_question(reader: BenchReader, question: Question, scan: StoreScan, full: Reading,
+                  run: RunResult) -> None:
+    run.read += 1
+    if not question.answer_lines:
+        run.skipped_empty += 1
+        return
+    if any(line.strip() not in scan.places for line in question.answer_lines):
+        run.skipped_missing += 1
+        return
+    one = QuestionPass(reader, question, full)
+    outcomes: dict[str, Outcome] = {}
+    for policy in run.policies:
+        reading = one.run(policy)
+        if reading is not None:
+            hit, any_line = reading.covers(question.answer_lines)
+            outcomes[policy] = Outcome(hit, any_line, reading.tokens)
+    rank = one.gold_rank() if question.note is not None else None
+    run.results.append(QuestionResult(question.id, question.category or "(none)",
+                                      where_answer_lives(question, scan), rank,
+                                      question.note is not None, outcomes))
+
+
+def where_answer_lives(question: Question, scan: StoreScan) -> str:
+    """The kind of section holding the answer lines (in the gold note when there is one)."""
+    kinds: set[str] = set()
+    for line in question.answer_lines:
+        places = scan.places.get(line.strip(), set())
+        in_gold = {k for n, k in places if n == question.note}
+        kinds |= in_gold or {k for _, k in places}
+    return kinds.pop() if len(kinds) == 1 else "mixed"

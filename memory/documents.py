@@ -18,7 +18,7 @@ from .note import Section
 from .store import LoadedNote
 from .tokens import TokenCounter
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Each kind has its own text fields, so BM25's statistics (average field length, document
 # frequency) are those of its own kind: a note's body is compared with other notes' bodies,
@@ -59,6 +59,16 @@ def build_schema() -> fields.Schema:
         size=fields.STORED(),
         entries=fields.STORED(),
     )
+
+
+def doc_digest(document: dict[str, Any]) -> str:
+    """A fingerprint of everything a document holds, to re-index only what changed."""
+    import hashlib
+    import json
+
+    body = json.dumps({k: v for k, v in document.items() if k != "digest"}, sort_keys=True,
+                      default=str)
+    return hashlib.sha1(body.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def note_documents(

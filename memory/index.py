@@ -27,7 +27,7 @@ from whoosh.codec import base as _codec_base
 from whoosh.writing import LockError
 
 from .analysis import ANALYZER_VERSION
-from .documents import SCHEMA_VERSION, build_schema, note_documents
+from .documents import SCHEMA_VERSION, build_schema, doc_digest, note_documents
 from .errors import IndexUnavailable
 from .search import weighting
 from .store import LoadedNote, NoteFile, Store
@@ -79,6 +79,7 @@ class NoteIndex:
         self.dir = store.config.state_dir / "index"
         self._ix: Any = None
         self._lock = threading.RLock()  # one writer at a time inside this process
+        self._building = False  # True while a rebuild fills a new, empty index
 
     # -- opening ---------------------------------------------------------------------
     def open(self) -> Any:
@@ -195,18 +196,20 @@ class NoteIndex:
             self._write(files, gone, {}, None)
 
     def _known_files(self, ix: Any) -> dict[str, dict[str, Any]]:
+        """What the index holds of each note (its file's mtime, size and hash)."""
         try:
             with ix.searcher() as searcher:
                 return {d["note_id"]: d for d in searcher.documents(kind="note")}
         except Exception as exc:
-            self._recover(exc)
-            return {}
+            rebuilt = self._recover(exc)  # a complete new index: read it instead
+            with rebuilt.searcher() as searcher:
+                return {d["note_id"]: d for d in searcher.documents(kind="note")}
 
     def _write(self, files: list[NoteFile], removed: list[str],
                known: dict[str, dict[str, Any]], progress: Progress | None) -> list[str]:
         ix = self.open()
         loaded: list[LoadedNote] = []
-        writer = ix.writer(timeout=_WRITER_TIMEOUT, delay=0.05)
+        writer = ix.writer(timeout=_WRITER_TIMEOUT, delay=0.01)
         try:
             for note_id in removed:
                 writer.delete_by_term("note_id", note_id)
@@ -234,10 +237,29 @@ class NoteIndex:
             return None
         if old and old.get("digest") == loaded.digest and old.get("mtime_ns") == entry.mtime_ns:
             return None
-        writer.delete_by_term("note_id", entry.note_id)
+        fresh = {}
         for document in note_documents(loaded, entry.mtime_ns, entry.size, self.counter):
-            writer.add_document(**document)
+            if document["kind"] != "note":
+                document["digest"] = doc_digest(document)
+            fresh[document["id"]] = document
+        if self._building:  # an empty new index: nothing to compare with
+            for document in fresh.values():
+                writer.add_document(**document)
+            return loaded
+        stored = self._stored_digests(writer, entry.note_id)
+        for doc_id in stored.keys() - fresh.keys():
+            writer.delete_by_term("id", doc_id)
+        for doc_id, document in fresh.items():
+            if document["kind"] == "note" or stored.get(doc_id) != document["digest"]:
+                writer.update_document(**document)  # replaces the one with the same id
         return loaded
+
+    @staticmethod
+    def _stored_digests(writer: Any, note_id: str) -> dict[str, str]:
+        """The documents the index holds for a note, with their fingerprints. Only the ones
+        that changed are replaced, so appending an entry to a long note stays cheap."""
+        with writer.searcher() as searcher:
+            return {d["id"]: d.get("digest") or "" for d in searcher.documents(note_id=note_id)}
 
     # -- rebuilding --------------------------------------------------------------------
     def rebuild(self, reason: str = "rebuild requested",
@@ -261,7 +283,11 @@ class NoteIndex:
                 ix = whoosh_index.create_in(str(fresh), build_schema())
                 files = self.store.files()
                 self._ix = ix
-                indexed = self._write(files, [], {}, progress)
+                self._building = True
+                try:
+                    indexed = self._write(files, [], {}, progress)
+                finally:
+                    self._building = False
                 (fresh / "version.json").write_text(json.dumps(VERSION))
                 self.close()
                 _swap(fresh, self.dir)

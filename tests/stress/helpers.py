@@ -1,0 +1,66 @@
+"""Shared pieces of the stress suite: real servers, real clients, process memory."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import IO
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIGURES: dict[str, list[tuple[str, str]]] = {}
+
+
+class Figures:
+    """What one scenario measured, as (what, value) rows under its title."""
+
+    def __init__(self, title: str) -> None:
+        self.rows = FIGURES.setdefault(title, [])
+
+    def add(self, what: str, value: object) -> None:
+        self.rows.append((what, str(value)))
+
+NOTES_BIN = Path(sys.executable).parent / "notes"
+
+
+@asynccontextmanager
+async def stdio_session(store: Path, errlog: IO[str], *args: str) -> AsyncIterator[ClientSession]:
+    """A real `python mcp_server.py` over stdio, driven by the official MCP SDK client."""
+    params = StdioServerParameters(command=sys.executable,
+                                   args=[str(ROOT / "mcp_server.py"), *args],
+                                   env={**os.environ, "NOTES_DIR": str(store)})
+    async with stdio_client(params, errlog=errlog) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+def rss_kb(pid: int) -> int:
+    """Resident memory of a process, from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def text_of(result: object) -> str:
+    content = getattr(result, "content", [])
+    return str(getattr(content[0], "text", "")) if content else ""

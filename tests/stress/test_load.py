@@ -1,0 +1,144 @@
+"""Load: the HTTP server under 4 concurrent clients, and 10,000 sequential stdio calls."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from fastmcp import Client
+from helpers import Figures, children_of, rss_kb, stdio_session, text_of
+
+HTTP_SECONDS = 60
+STDIO_CALLS = 10_000
+WARM_UP = 0.2  # memory is compared from this fraction of the run on
+
+
+def _calls(i: int) -> tuple[str, dict[str, object]]:
+    """A mix of the three rungs, with varied queries."""
+    words = ["redis", "deploy", "verifactu", "postgres", "celery", "factura", "canary",
+             "backup", "dns", "on-call"]
+    query = f"{words[i % len(words)]} {words[(i * 7) % len(words)]}"
+    match i % 4:
+        case 0:
+            return "suggest", {"query": query}
+        case 1:
+            return "section_map", {"note": "infra/redis", "query": query}
+        case 2:
+            return "read_section", {"note": "howto/deploy-production", "section": "state"}
+        case _:
+            return "read_section", {"note": "infra/redis", "section": f"#{2 + i % 5}"}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _http_client(port: int, until: float, stats: dict[str, int]) -> None:
+    async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        i = 0
+        while time.monotonic() < until:
+            name, args = _calls(i)
+            result = await client.call_tool(name, args, raise_on_error=False)
+            stats["calls"] += 1
+            stats["errors"] += bool(result.is_error)
+            i += 1
+
+
+async def _http_load(port: int, pid: int, stats: dict[str, int]) -> list[int]:
+    samples: list[int] = []
+    until = time.monotonic() + HTTP_SECONDS
+    clients = [asyncio.create_task(_http_client(port, until, stats)) for _ in range(4)]
+    while time.monotonic() < until:
+        samples.append(rss_kb(pid))
+        await asyncio.sleep(1)
+    await asyncio.gather(*clients)
+    samples.append(rss_kb(pid))
+    return samples
+
+
+async def _wait_for_http(port: int, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                await client.list_tools()
+            return
+        except Exception:
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise
+            await asyncio.sleep(0.3)
+
+
+def _growth(samples: list[int]) -> float:
+    start = samples[int(len(samples) * WARM_UP)]
+    return (max(samples[int(len(samples) * WARM_UP):]) - start) / start
+
+
+def test_http_server_with_four_clients(store_dir: Path, tmp_path: Path,
+                                       figures: Figures) -> None:
+    """Load: the server over HTTP with 4 concurrent clients for 60 s"""
+    port = _free_port()
+    env = {**os.environ, "NOTES_DIR": str(store_dir)}
+    with open(tmp_path / "http.log", "w") as log:
+        server = subprocess.Popen([str(Path(sys.executable).parent / "notes"), "serve",
+                                   "--http", str(port)], env=env, stdout=log, stderr=log)
+        try:
+            asyncio.run(_wait_for_http(port, server))
+            stats = {"calls": 0, "errors": 0}
+            samples = asyncio.run(_http_load(port, server.pid, stats))
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    growth = _growth(samples)
+    assert stats["errors"] == 0 and stats["calls"] > 100
+    assert growth < 0.10, samples
+    figures.add("calls in 60 s by 4 clients / errors", f"{stats['calls']} / {stats['errors']}")
+    figures.add("throughput", f"{stats['calls'] / HTTP_SECONDS:.0f} calls/s")
+    figures.add("server memory after warm-up → peak (RSS)",
+                f"{samples[int(len(samples) * WARM_UP)] / 1024:.0f} MB → "
+                f"{max(samples) / 1024:.0f} MB ({growth * 100:+.1f} %)")
+
+
+async def _stdio_run(store: Path, log: Path) -> tuple[list[int], int, float]:
+    samples: list[int] = []
+    errors = 0
+    with open(log, "w") as errlog:
+        async with stdio_session(store, errlog) as session:
+            server = [p for p in children_of(os.getpid()) if _is_server(p)]
+            started = time.monotonic()
+            for i in range(STDIO_CALLS):
+                name, args = _calls(i)
+                result = await session.call_tool(name, args)
+                errors += bool(result.is_error) or not text_of(result)
+                if i % 250 == 0:
+                    samples.append(rss_kb(server[0]))
+            elapsed = time.monotonic() - started
+            samples.append(rss_kb(server[0]))
+    return samples, errors, elapsed
+
+
+def _is_server(pid: int) -> bool:
+    try:
+        return "mcp_server.py" in Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return False
+
+
+def test_ten_thousand_stdio_calls(store_dir: Path, tmp_path: Path, figures: Figures) -> None:
+    """Load: 10,000 sequential calls over stdio"""
+    samples, errors, elapsed = asyncio.run(_stdio_run(store_dir, tmp_path / "stdio.log"))
+    growth = _growth(samples)
+    assert errors == 0
+    assert growth < 0.10, samples
+    figures.add("calls / errors", f"{STDIO_CALLS} / {errors}")
+    figures.add("time", f"{elapsed:.0f} s ({1000 * elapsed / STDIO_CALLS:.1f} ms per call)")
+    figures.add("server memory after warm-up → peak (RSS)",
+                f"{samples[int(len(samples) * WARM_UP)] / 1024:.0f} MB → "
+                f"{max(samples) / 1024:.0f} MB ({growth * 100:+.1f} %)")

@@ -1,0 +1,65 @@
+"""Time expressions in Spanish and English, resolved against the question's date."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory.timeexpr import find_ranges, parse_date_ref
+
+BASE = dt.date(2026, 11, 30)  # a Monday
+CASES = [
+    ("qué decidimos la semana pasada", "2026-11-23", "2026-11-29"),
+    ("what did we decide last week", "2026-11-23", "2026-11-29"),
+    ("hace dos semanas", "2026-11-16", "2026-11-22"),
+    ("two weeks ago", "2026-11-16", "2026-11-22"),
+    ("last Tuesday", "2026-11-24", "2026-11-24"),
+    ("el martes pasado", "2026-11-24", "2026-11-24"),
+    ("yesterday", "2026-11-29", "2026-11-29"),
+    ("lo de ayer", "2026-11-29", "2026-11-29"),
+    ("en octubre", "2026-10-01", "2026-10-31"),
+    ("in October", "2026-10-01", "2026-10-31"),
+    ("el mes pasado", "2026-10-01", "2026-10-31"),
+    ("el 3 de noviembre", "2026-11-03", "2026-11-03"),
+    ("on November 3", "2026-11-03", "2026-11-03"),
+    ("2026-11-03", "2026-11-03", "2026-11-03"),
+    ("a principios de octubre", "2026-10-01", "2026-10-10"),
+    ("desde el lunes", "2026-11-23", "2026-11-30"),
+    ("hace 3 días", "2026-11-26", "2026-11-28"),
+    ("en diciembre", "2025-12-01", "2025-12-31"),  # a month still to come means last year's
+    ("octubre de 2025", "2025-10-01", "2025-10-31"),
+    ("in May 2026", "2026-05-01", "2026-05-31"),
+]
+
+
+@pytest.mark.parametrize(("text", "start", "end"), CASES)
+def test_expressions_resolve_to_ranges(text: str, start: str, end: str) -> None:
+    found = find_ranges(text, BASE)
+    assert [(str(r.start), str(r.end)) for r in found] == [(start, end)]
+
+
+@pytest.mark.parametrize("text", ["we may deploy tonight", "el mar estaba en calma",
+                                  "rollback del canary", "version 2026 of the API",
+                                  "octa core", "the dec field"])
+def test_ordinary_words_are_not_dates(text: str) -> None:
+    assert find_ranges(text, BASE) == []
+
+
+def test_explicit_references() -> None:
+    month = parse_date_ref("2026-11")
+    assert month is not None and (month.start, month.end) == (dt.date(2026, 11, 1),
+                                                              dt.date(2026, 11, 30))
+    span = parse_date_ref("2026-11-01..2026-11-15")
+    assert span is not None and span.contains(dt.date(2026, 11, 15))
+    assert not span.contains(dt.date(2026, 11, 16))
+    for bad in ["2026-13", "2026-02-30", "2026-11-15..2026-11-01", "yesterday", ""]:
+        assert parse_date_ref(bad) is None
+
+
+@given(st.text(max_size=200))
+def test_any_text_never_raises(text: str) -> None:
+    for found in find_ranges(text, BASE):
+        assert found.start <= found.end

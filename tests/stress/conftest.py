@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import FIGURES, Figures
+
+from stress.helpers import FIGURES, Figures
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

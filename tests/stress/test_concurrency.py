@@ -10,10 +10,9 @@ import threading
 import time
 from pathlib import Path
 
-from helpers import NOTES_BIN, Figures, stdio_session, text_of
-
 from memory import Notes, load_config
 from memory.note import parse_note
+from stress.helpers import NOTES_BIN, Figures, stdio_session, text_of
 
 TARGETS = [f"shared/note-{n}" for n in range(8)]
 PER_WRITER = 100

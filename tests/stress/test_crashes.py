@@ -10,10 +10,9 @@ import signal
 import time
 from pathlib import Path
 
-from helpers import Figures, stdio_session, text_of
-
 from memory import Notes, load_config
 from memory.note import parse_note
+from stress.helpers import Figures, stdio_session, text_of
 
 NOTE = "crash/target"
 KILLS = 200

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from fastmcp import Client
 from fastmcp.exceptions import ToolError
-from helpers import NOTES_BIN, Figures
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_server import create_server
 from memory import InvalidArgument, InvalidNoteId, Notes, NotesError, load_config
+from stress.helpers import NOTES_BIN, Figures
 
 HOSTILE_IDS = [
     "..", "../x", "../../etc/passwd", "a/../../b", "a/..", "./a", "a/./b", "/etc/passwd",

@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 from fastmcp import Client
-from helpers import Figures, children_of, rss_kb, stdio_session, text_of
+
+from stress.helpers import Figures, children_of, rss_kb, stdio_session, text_of
 
 HTTP_SECONDS = 60
 STDIO_CALLS = 10_000
@@ -76,6 +77,11 @@ async def _wait_for_http(port: int, server: subprocess.Popen[bytes]) -> None:
             await asyncio.sleep(0.3)
 
 
+def _memory_figure(samples: list[int]) -> str:
+    return (f"{samples[int(len(samples) * WARM_UP)] / 1024:.0f} MB → "
+            f"{max(samples) / 1024:.0f} MB ({_growth(samples) * 100:+.1f} %)")
+
+
 def _growth(samples: list[int]) -> float:
     start = samples[int(len(samples) * WARM_UP)]
     return (max(samples[int(len(samples) * WARM_UP):]) - start) / start
@@ -101,9 +107,7 @@ def test_http_server_with_four_clients(store_dir: Path, tmp_path: Path,
     assert growth < 0.10, samples
     figures.add("calls in 60 s by 4 clients / errors", f"{stats['calls']} / {stats['errors']}")
     figures.add("throughput", f"{stats['calls'] / HTTP_SECONDS:.0f} calls/s")
-    figures.add("server memory after warm-up → peak (RSS)",
-                f"{samples[int(len(samples) * WARM_UP)] / 1024:.0f} MB → "
-                f"{max(samples) / 1024:.0f} MB ({growth * 100:+.1f} %)")
+    figures.add("server memory after warm-up → peak (RSS)", _memory_figure(samples))
 
 
 async def _stdio_run(store: Path, log: Path) -> tuple[list[int], int, float]:
@@ -139,6 +143,4 @@ def test_ten_thousand_stdio_calls(store_dir: Path, tmp_path: Path, figures: Figu
     assert growth < 0.10, samples
     figures.add("calls / errors", f"{STDIO_CALLS} / {errors}")
     figures.add("time", f"{elapsed:.0f} s ({1000 * elapsed / STDIO_CALLS:.1f} ms per call)")
-    figures.add("server memory after warm-up → peak (RSS)",
-                f"{samples[int(len(samples) * WARM_UP)] / 1024:.0f} MB → "
-                f"{max(samples) / 1024:.0f} MB ({growth * 100:+.1f} %)")
+    figures.add("server memory after warm-up → peak (RSS)", _memory_figure(samples))

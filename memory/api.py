@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import cast
 
 from . import render
+from .backends.base import SearchIndex, make_index
 from .check import FileProblem, check_store
 from .config import Config
 from .edit import new_note_text, with_entry, with_state
@@ -46,8 +48,10 @@ class Notes:
         self.store = Store(config)
         self.counter = TokenCounter(config.state_dir / "tokens.sqlite")
         self.ledger = Ledger(config.state_dir / "ledger.sqlite")
-        self.index = NoteIndex(self.store, self.counter, notify, observer=self._observe)
-        self.history = HistoryGuard(self.store, self.ledger, self.index, notify)
+        self.index: SearchIndex = make_index(self.store, self.counter, notify, self._observe)
+        # HistoryGuard only calls refresh() and update_notes(), which every backend has
+        self.history = HistoryGuard(self.store, self.ledger, cast(NoteIndex, self.index),
+                                    notify)
         self.ladder = Ladder(self.store, self.index, self.counter)
         self.usage = UsageLog(config.state_dir / "usage.sqlite", config.usage_retention_days,
                               notify) if config.usage_log else None

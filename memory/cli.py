@@ -465,6 +465,53 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
                f"{target / FILES['markdown']}")
 
 
+@bench.command("perf")
+@click.option("--scale", type=click.FloatRange(0, 100, min_open=True), default=1.0,
+              show_default=True, help="Store size: 1 ≈ 220 notes and 1 M cl100k tokens.")
+@click.option("--scales", help="Comma-separated scales for the growth table and plot (e.g. "
+              "0.25,1,4,10); replaces --scale.")
+@click.option("--backend", "backends", default="whoosh", show_default=True,
+              help="Comma-separated index backends to measure side by side: whoosh, tantivy.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("perf-report"), show_default=True,
+              help="Where to write benchmarks-perf.md, .json and .png.")
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep the generated stores here (default: a temporary folder, removed).")
+@click.option("--queries", type=click.IntRange(5, 5000), default=200, show_default=True,
+              help="Questions drawn from each store.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Generator seed.")
+@click.option("--runs", type=click.IntRange(1, 100), default=7, show_default=True,
+              help="Cold processes and one-note updates timed per figure.")
+@click.option("--generate-only", is_flag=True,
+              help="Write the store of --scale (notes/, queries.jsonl) into --work and stop.")
+def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work: Path | None,
+               queries: int, seed: int, runs: int, generate_only: bool) -> None:
+    """Speed and scale: generate stores, then measure index build, one-note freshness
+    (library and `notes watch`), warm suggest/section_map/read_section, cold CLI and hook
+    processes, MCP round trips and server memory, beside ripgrep and SQLite FTS5."""
+    import shlex
+
+    from .perf.generator import generate_store
+    from .perf.report import FILES, targets_table, write_report
+    from .perf.run import PerfOptions, parse_backends, parse_scales, run_perf
+
+    if generate_only:
+        if work is None:
+            raise click.UsageError("--generate-only writes the store into --work DIR")
+        click.echo(json.dumps(generate_store(work, scale, seed, queries)))
+        return
+    try:
+        chosen = parse_scales(scales) if scales else [scale]
+        options = PerfOptions(chosen, parse_backends(backends), seed, queries, runs, runs,
+                              work=work)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    data = run_perf(options, "notes " + shlex.join(sys.argv[1:]),
+                    lambda line: click.echo(line, err=True))
+    data = write_report(data, out)
+    click.echo(targets_table(data) + f"\n\nreport in {out / FILES['markdown']}")
+
+
 def _bench_progress() -> Callable[[int], None] | None:
     if not sys.stderr.isatty():
         return None

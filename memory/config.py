@@ -20,6 +20,7 @@ STATE_FOLDER = ".notes"
 
 DEFAULT_STATE_HEADINGS = ("current state", "estado vigente", "estado actual", "estado", "state")
 DEFAULT_HISTORY_HEADINGS = ("history", "historia", "historial", "log", "bitácora", "bitacora")
+BACKENDS = ("whoosh", "tantivy")  # the search index: Whoosh (embedded default) or tantivy
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class Config:
     usage_log: bool = True  # log every ladder call for the promoter (off for benchmarks)
     usage_retention_days: int = 180
     session: str = ""  # the CLI's session id (NOTES_SESSION); servers and hooks pass their own
+    backend: str = "whoosh"  # NOTES_BACKEND: "whoosh" or "tantivy" (the optional extra)
     extra: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -53,7 +55,15 @@ def load_config(
     usage = (env.get("NOTES_USAGE_LOG") or "1").strip().lower() not in ("0", "false", "no", "off")
     return Config(notes_dir=root, state_dir=state, max_note_bytes=max_bytes,
                   state_token_budget=budget, usage_log=usage, usage_retention_days=retention,
-                  session=env.get("NOTES_SESSION", ""))
+                  session=env.get("NOTES_SESSION", ""), backend=_backend(env))
+
+
+def _backend(env: Mapping[str, str]) -> str:
+    value = (env.get("NOTES_BACKEND") or "whoosh").strip().lower()
+    if value not in BACKENDS:
+        raise ConfigError(f"NOTES_BACKEND={value!r} is not a search backend; use one of "
+                          f"{', '.join(BACKENDS)} (or unset it for whoosh)")
+    return value
 
 
 def _resolve_notes_dir(value: str | os.PathLike[str] | None) -> Path:

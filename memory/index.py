@@ -27,6 +27,7 @@ from whoosh.codec import base as _codec_base
 from whoosh.writing import LockError
 
 from .analysis import ANALYZER_VERSION
+from .backends.scan import note_stats
 from .documents import SCHEMA_VERSION, build_schema, doc_digest, note_documents
 from .errors import IndexUnavailable
 from .search import weighting
@@ -80,6 +81,8 @@ class NoteIndex:
         self._ix: Any = None
         self._lock = threading.RLock()  # one writer at a time inside this process
         self._building = False  # True while a rebuild fills a new, empty index
+        # what the index holds of each note, by (generation, inode of the index folder)
+        self._known: tuple[tuple[int, int], dict[str, dict[str, Any]]] | None = None
 
     # -- opening ---------------------------------------------------------------------
     def open(self) -> Any:
@@ -119,6 +122,7 @@ class NoteIndex:
         return data if isinstance(data, dict) else None
 
     def close(self) -> None:
+        self._known = None
         if self._ix is not None:
             self._ix.close()
             self._ix = None
@@ -162,17 +166,18 @@ class NoteIndex:
     def _refresh(self, progress: Progress | None) -> RefreshReport:
         ix = self.open()
         known = self._known_files(ix)
-        files = {f.note_id: f for f in self.store.files()}
+        stats = note_stats(self.store.root)  # Store.files() without its per-file realpath
         report = RefreshReport()
         changed: list[NoteFile] = []
-        for note_id, entry in files.items():
+        for note_id, (path, mtime_ns, size) in stats.items():
             old = known.get(note_id)
-            if old and (old["mtime_ns"], old["size"]) == (entry.mtime_ns, entry.size):
+            if old and old["mtime_ns"] == mtime_ns and old["size"] == size:
                 report.unchanged += 1
             else:
-                changed.append(entry)
-        report.removed = sorted(set(known) - set(files))
+                changed.append(NoteFile(note_id, Path(path), mtime_ns, size))
+        report.removed = sorted(set(known) - set(stats))
         if changed or report.removed:
+            changed.sort(key=lambda f: f.note_id)
             report.indexed = self._write(changed, report.removed, known, progress)
             report.unchanged += len(changed) - len(report.indexed)
         return report
@@ -196,11 +201,17 @@ class NoteIndex:
             self._write(files, gone, {}, None)
 
     def _known_files(self, ix: Any) -> dict[str, dict[str, Any]]:
-        """What the index holds of each note (its file's mtime, size and hash)."""
+        """What the index holds of each note (its file's mtime, size and hash), read again
+        only when the index has a new generation (a commit, here or in another process)."""
         try:
-            with ix.searcher() as searcher:
-                return {d["note_id"]: d for d in searcher.documents(kind="note")}
+            generation = (ix.latest_generation(), os.stat(self.dir).st_ino)
+            if self._known is None or self._known[0] != generation:
+                with ix.searcher() as searcher:
+                    self._known = (generation, {d["note_id"]: d
+                                                for d in searcher.documents(kind="note")})
+            return self._known[1]
         except Exception as exc:
+            self._known = None
             rebuilt = self._recover(exc)  # a complete new index: read it instead
             with rebuilt.searcher() as searcher:
                 return {d["note_id"]: d for d in searcher.documents(kind="note")}

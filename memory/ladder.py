@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .backends.base import SearchIndex
 from .errors import AmbiguousSection, InvalidArgument, SectionNotFound
-from .index import NoteIndex
 from .note import Section
 from .search import parse_query, search
 from .store import LoadedNote, Store
@@ -79,7 +79,7 @@ class SectionText:
 class Ladder:
     """The three rungs over one store and its index."""
 
-    def __init__(self, store: Store, index: NoteIndex, counter: TokenCounter) -> None:
+    def __init__(self, store: Store, index: SearchIndex, counter: TokenCounter) -> None:
         self.store, self.index, self.counter = store, index, counter
 
     def suggest(self, query: str, limit: int = 5, context: str | None = None) -> Suggestions:

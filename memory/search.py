@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from whoosh.query import And, Or, Query, Term
 from whoosh.scoring import BM25F
@@ -103,25 +103,33 @@ def weighting() -> KindBM25F:
     return KindBM25F(B=0.75, K1=1.2)
 
 
+@runtime_checkable
+class NativeSearcher(Protocol):
+    """A backend's searcher that runs the query itself (tantivy); Whoosh's is searched here."""
+
+    def search_parsed(self, parsed: ParsedQuery, kind: str, limit: int | None,
+                      note_id: str | None = None) -> tuple[list[SearchHit], int]: ...
+
+
 def search(searcher: Any, parsed: ParsedQuery, kind: str, limit: int | None,
            note_id: str | None = None) -> tuple[list[SearchHit], int]:
     """Hits of one document kind (optionally inside one note) and how many matched in all."""
     if not parsed.words and not parsed.context:
         return [], 0
+    if isinstance(searcher, NativeSearcher):
+        return searcher.search_parsed(parsed, kind, limit, note_id)
     scope: Query = Term("kind", kind)
     if note_id is not None:
         scope = And([scope, Term("note_id", note_id)])
-    query = build_query(parsed, kind)
-    results = searcher.search(query, limit=limit, filter=scope, terms=True)
+    # Every match is scored (limit=None) and the best are kept: it gives the exact count of
+    # matching documents in scope (Whoosh's ``len(results)`` with a limit ignores the
+    # filter), and Whoosh's top-k shortcut, which skips blocks by their quality bound, can
+    # drop a better document once KindBM25F has replaced the idf and average lengths.
+    results = searcher.search(build_query(parsed, kind), limit=None, filter=scope, terms=True)
+    shown = results[:limit] if limit is not None else results
     hits = [SearchHit(dict(hit.fields()), float(hit.score), _matched(hit, parsed))
-            for hit in results]
-    return hits, _count_matching(searcher, query, scope)
-
-
-def _count_matching(searcher: Any, query: Query, scope: Query) -> int:
-    """How many documents in scope match (Whoosh's ``len(results)`` ignores the filter)."""
-    allowed = set(searcher.docs_for_query(scope))
-    return sum(1 for doc in searcher.docs_for_query(query) if doc in allowed)
+            for hit in shown]
+    return hits, len(results)
 
 
 def _matched(hit: Any, parsed: ParsedQuery) -> tuple[str, ...]:

@@ -1,0 +1,132 @@
+"""Searching the tantivy indexes: the same query semantics as :mod:`memory.search`.
+
+A query is never parsed as syntax: each word of the :class:`ParsedQuery` goes through the
+tantivy analyzers (so its terms are the index's) and becomes term queries OR-ed over the
+kind's exact fields and its stemmed field, each boosted by the field's boost; context words
+join with their low weight. A note filter is a zero-scored required clause, so it never adds
+to a score. Matched words are found by asking, word by word, which of the hits hold it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import tantivy
+
+from ..documents import KIND_FIELDS, STEM_BOOST, STEM_FIELD
+from ..search import ParsedQuery, SearchHit
+from . import tantivy_schema as ts
+
+Word = tuple[str, list[str], list[str], float]  # word, exact terms, stem terms, weight
+
+
+class TantivySearcher:
+    """One point-in-time view of the three kind indexes."""
+
+    def __init__(self, searchers: dict[str, Any]) -> None:
+        self.searchers = searchers
+
+    # -- documents -------------------------------------------------------------------
+    def documents(self, kind: str = "note", note_id: str | None = None,
+                  **_: Any) -> Iterator[dict[str, Any]]:
+        """Stored fields of every document of a kind (optionally of one note)."""
+        searcher = self.searchers[kind]
+        query = tantivy.Query.all_query() if note_id is None else tantivy.Query.term_query(
+            ts.schema(kind), "note_id", note_id, index_option="basic")
+        total = searcher.num_docs
+        if not total:
+            return
+        for _score, address in searcher.search(query, total, count=False).hits:
+            yield ts.stored_fields(searcher.doc(address))
+
+    # -- search ----------------------------------------------------------------------
+    def search_parsed(self, parsed: ParsedQuery, kind: str, limit: int | None,
+                      note_id: str | None = None) -> tuple[list[SearchHit], int]:
+        words = analyzed_words(parsed)
+        if not words:
+            return [], 0
+        searcher, schema = self.searchers[kind], ts.schema(kind)
+        query = _scoped(schema, _or_query(schema, kind, words), note_id)
+        size = limit if limit is not None else max(1, searcher.num_docs)
+        result = searcher.search(query, size, count=True)
+        stored = [(score, address, ts.stored_fields(searcher.doc(address)))
+                  for score, address in result.hits]
+        matched = _matched_words(searcher, schema, kind, words,
+                                 {_key(a): str(f["id"]) for _, a, f in stored})
+        order = [w[0] for w in words]
+        hits = [SearchHit(fields, float(score),
+                          tuple(sorted(matched.get(_key(address), ()), key=order.index)))
+                for score, address, fields in stored]
+        return hits, int(result.count or 0)
+
+
+def analyzed_words(parsed: ParsedQuery) -> list[Word]:
+    """Each query (then context) word with its tantivy terms and weight; words that analyze
+    to nothing (stop words) are left out, as in :func:`memory.analysis.query_terms`."""
+    out: list[Word] = []
+    seen: set[str] = set()
+    weighted = [(w, 1.0) for w in parsed.words] + [(w, parsed.context_weight)
+                                                   for w in parsed.context]
+    for (word, _exact, _stem), weight in weighted:
+        exact = ts.exact_analyzer().analyze(word)
+        if not exact or word in seen:
+            continue
+        seen.add(word)
+        out.append((word, exact, ts.stem_analyzer().analyze(word) or exact, weight))
+    return out
+
+
+def _word_query(schema: Any, kind: str, word: Word, with_boosts: bool = True) -> list[Any]:
+    _word, exact, stem, weight = word
+    parts = []
+    for name, boost in KIND_FIELDS[kind].items():
+        parts += [_boosted(_term(schema, name, term), boost * weight, with_boosts)
+                  for term in exact]
+    parts += [_boosted(_term(schema, STEM_FIELD[kind], term), STEM_BOOST * weight, with_boosts)
+              for term in stem]
+    return parts
+
+
+def _term(schema: Any, field: str, term: str) -> Any:
+    return tantivy.Query.term_query(schema, field, term, index_option="freq")
+
+
+def _boosted(query: Any, boost: float, apply: bool) -> Any:
+    return tantivy.Query.boost_query(query, boost) if apply and boost != 1.0 else query
+
+
+def _or_query(schema: Any, kind: str, words: list[Word]) -> Any:
+    parts = [part for word in words for part in _word_query(schema, kind, word)]
+    return tantivy.Query.boolean_query([(tantivy.Occur.Should, p) for p in parts])
+
+
+def _scoped(schema: Any, query: Any, note_id: str | None) -> Any:
+    if note_id is None:
+        return query
+    only = tantivy.Query.const_score_query(
+        tantivy.Query.term_query(schema, "note_id", note_id, index_option="basic"), 0.0)
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, query),
+                                        (tantivy.Occur.Must, only)])
+
+
+def _key(address: Any) -> tuple[int, int]:
+    return (address.segment_ord, address.doc)
+
+
+def _matched_words(searcher: Any, schema: Any, kind: str, words: list[Word],
+                   hits: dict[tuple[int, int], str]) -> dict[tuple[int, int], list[str]]:
+    """For each hit (by address), the words it holds (in any field, exact or stemmed)."""
+    if not hits:
+        return {}
+    among = tantivy.Query.const_score_query(
+        tantivy.Query.term_set_query(schema, "id", sorted(set(hits.values()))), 0.0)
+    found: dict[tuple[int, int], list[str]] = {}
+    for word in words:
+        parts = _word_query(schema, kind, word, with_boosts=False)
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, p) for p in parts])), (tantivy.Occur.Must, among)])
+        for _score, address in searcher.search(query, len(hits), count=False).hits:
+            found.setdefault(_key(address), []).append(word[0])
+    return found

@@ -14,7 +14,7 @@ from typing import Any
 from whoosh import fields
 
 from .analysis import exact_analyzer, stem_analyzer
-from .note import Section
+from .note import Note, Section
 from .store import LoadedNote
 from .tokens import TokenCounter
 
@@ -75,7 +75,8 @@ def note_documents(
     loaded: LoadedNote, mtime_ns: int, size: int, counter: TokenCounter
 ) -> Iterator[dict[str, Any]]:
     """Every index document of one note: the note itself, its sections, its blocks."""
-    yield _note_document(loaded, mtime_ns, size, counter)
+    tokens = section_tokens(loaded.note, counter)
+    yield _note_document(loaded, mtime_ns, size, counter, tokens)
     if not loaded.indexable:
         return
     first_child: dict[str, int] = {}
@@ -83,13 +84,33 @@ def note_documents(
         if section.parent is not None:
             first_child.setdefault(section.parent, section.start)
     for section in loaded.note.sections:
-        yield _section_document(loaded.note_id, section, counter)
+        yield _section_document(loaded.note_id, section, tokens[section.id])
         yield from _block_documents(loaded.note_id, section,
                                     first_child.get(section.id, section.end))
 
 
+def section_tokens(note: Note, counter: TokenCounter) -> dict[str, int]:
+    """Each section's tokens, and the whole note's under ``""``. A section that is its own
+    lines then its child sections, and the note (its top-level sections), are counted from
+    their parts (:meth:`TokenCounter.count_parts`, exact): each line is encoded once."""
+    children: dict[str | None, list[Section]] = {}
+    for section in note.sections:
+        children.setdefault(section.parent, []).append(section)
+    tokens: dict[str, int] = {}
+    for section in sorted(note.sections, key=lambda s: -s.level):  # children first
+        parts = [section.text]
+        below = "".join(c.text for c in children.get(section.id, ()))
+        if below and section.text.endswith(below):
+            parts = [section.text[:len(section.text) - len(below)],
+                     *(c.text for c in children[section.id])]
+        tokens[section.id] = counter.count_parts(parts)
+    top = [s.text for s in children.get(None, ())]
+    tokens[""] = counter.count_parts(top if "".join(top) == note.text else [note.text])
+    return tokens
+
+
 def _note_document(loaded: LoadedNote, mtime_ns: int, size: int,
-                   counter: TokenCounter) -> dict[str, Any]:
+                   counter: TokenCounter, tokens: dict[str, int]) -> dict[str, Any]:
     note = loaded.note
     state = note.state
     keywords = " ".join([*note.tags, *note.aliases, loaded.note_id.replace("/", " ")])
@@ -98,19 +119,19 @@ def _note_document(loaded: LoadedNote, mtime_ns: int, size: int,
         "id": loaded.note_id, "note_id": loaded.note_id, "kind": "note", "section": "",
         "title": note.title, "keywords": keywords, "state": state.text if state else "",
         "body": body, "stem": f"{note.title}\n{keywords}\n{body}",
-        "tokens": counter.count(note.text), "state_tokens": counter.count(state.text)
-        if state else 0, "digest": loaded.digest, "mtime_ns": mtime_ns, "size": size,
+        "tokens": tokens[""], "state_tokens": tokens[state.id] if state else 0,
+        "digest": loaded.digest, "mtime_ns": mtime_ns, "size": size,
         "entries": len(note.entries), "date": max((e.date or "" for e in note.entries),
                                                  default="") or None,
     }
 
 
-def _section_document(note_id: str, section: Section, counter: TokenCounter) -> dict[str, Any]:
+def _section_document(note_id: str, section: Section, tokens: int) -> dict[str, Any]:
     return {
         "id": f"{note_id}#{section.id}", "note_id": note_id, "kind": "section",
         "section": section.id, "label": section.title, "s_title": section.title,
         "s_body": section.text, "s_stem": section.text, "date": section.date,
-        "tokens": counter.count(section.text),
+        "tokens": tokens,
         "lines": (section.start, section.end),
     }
 

@@ -17,10 +17,11 @@ import secrets
 import shutil
 import string
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from whoosh import index as whoosh_index
 from whoosh.codec import base as _codec_base
@@ -28,6 +29,7 @@ from whoosh.writing import LockError
 
 from .analysis import ANALYZER_VERSION
 from .backends.scan import note_stats
+from .backends.whoosh_searcher import SharedSearcher
 from .documents import SCHEMA_VERSION, build_schema, doc_digest, note_documents
 from .errors import IndexUnavailable
 from .search import weighting
@@ -83,6 +85,8 @@ class NoteIndex:
         self._building = False  # True while a rebuild fills a new, empty index
         # what the index holds of each note, by (generation, inode of the index folder)
         self._known: tuple[tuple[int, int], dict[str, dict[str, Any]]] | None = None
+        self._searchers = SharedSearcher(self.dir, lambda: _retrying(
+            lambda: self.open().searcher(weighting=weighting())))
 
     # -- opening ---------------------------------------------------------------------
     def open(self) -> Any:
@@ -97,7 +101,7 @@ class NoteIndex:
         if reason:
             self.rebuild(reason=reason)
         else:
-            self._ix = whoosh_index.open_dir(str(self.dir))
+            self._ix = _retrying(lambda: whoosh_index.open_dir(str(self.dir)))
         return self._ix
 
     def _unusable_reason(self) -> str:
@@ -106,10 +110,7 @@ class NoteIndex:
         if self._read_version() != VERSION:
             return "the index was built by another version"
         try:
-            ix = whoosh_index.open_dir(str(self.dir))
-            with ix.searcher() as searcher:
-                searcher.doc_count()
-            ix.close()
+            _retrying(lambda: _probe(self.dir))
         except Exception as exc:  # any failure to read it means: rebuild it
             return f"the index is damaged ({type(exc).__name__})"
         return ""
@@ -123,6 +124,7 @@ class NoteIndex:
 
     def close(self) -> None:
         self._known = None
+        self._searchers.invalidate()
         if self._ix is not None:
             self._ix.close()
             self._ix = None
@@ -130,15 +132,18 @@ class NoteIndex:
     # -- reading with recovery -----------------------------------------------------------
     @contextlib.contextmanager
     def searcher(self) -> Iterator[Any]:
-        """A fresh searcher; a damaged index is rebuilt once and searched again."""
+        """The index's searcher, shared by this process's threads one search at a time and
+        reused while the index files are unchanged (:mod:`.backends.whoosh_searcher`); a
+        damaged index is rebuilt once and searched again."""
         try:
-            searcher = self.open().searcher(weighting=weighting())
+            searcher = self._searchers.acquire()
         except Exception as exc:
-            searcher = self._recover(exc).searcher(weighting=weighting())
+            self._recover(exc)
+            searcher = self._searchers.acquire()
         try:
             yield searcher
         finally:
-            searcher.close()
+            self._searchers.release()
 
     def _recover(self, exc: Exception) -> Any:
         self.close()
@@ -206,15 +211,12 @@ class NoteIndex:
         try:
             generation = (ix.latest_generation(), os.stat(self.dir).st_ino)
             if self._known is None or self._known[0] != generation:
-                with ix.searcher() as searcher:
-                    self._known = (generation, {d["note_id"]: d
-                                                for d in searcher.documents(kind="note")})
+                self._known = (generation, _retrying(lambda: _note_documents(ix)))
             return self._known[1]
         except Exception as exc:
             self._known = None
             rebuilt = self._recover(exc)  # a complete new index: read it instead
-            with rebuilt.searcher() as searcher:
-                return {d["note_id"]: d for d in searcher.documents(kind="note")}
+            return _note_documents(rebuilt)
 
     def _write(self, files: list[NoteFile], removed: list[str],
                known: dict[str, dict[str, Any]], progress: Progress | None) -> list[str]:
@@ -327,6 +329,36 @@ def _swap(fresh: Path, target: Path) -> None:
         os.replace(target, old)
     os.replace(fresh, target)
     shutil.rmtree(old, ignore_errors=True)
+
+
+T = TypeVar("T")
+
+
+def _retrying(fn: Callable[[], T], attempts: int = 5) -> T:
+    """``fn()``, again when a commit in another process removed the table of contents it
+    was reading (Whoosh lists the generations, then opens the newest): a race, not damage."""
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except FileNotFoundError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def _probe(folder: Path) -> None:
+    ix = whoosh_index.open_dir(str(folder))
+    try:
+        with ix.searcher() as searcher:
+            searcher.doc_count()
+    finally:
+        ix.close()
+
+
+def _note_documents(ix: Any) -> dict[str, dict[str, Any]]:
+    with ix.searcher() as searcher:
+        return {d["note_id"]: d for d in searcher.documents(kind="note")}
 
 
 def _looks_like_damage(exc: Exception) -> bool:

@@ -167,3 +167,81 @@ def test_commands_work_without_any_network(store_dir: Path) -> None:
         result = subprocess.run(["unshare", "-n", str(NOTES_BIN), *args], env=env,
                                 capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, (args, result.stderr)
+
+
+# -- the shared Whoosh searcher (memory/backends/whoosh_searcher.py) ----------------------------
+def _find(notes: Notes, word: str) -> list[str]:
+    """The notes a search of ``word`` finds, without refreshing the index first."""
+    from memory.search import parse_query, search
+
+    hits, _ = notes.index.run_search(lambda s: search(s, parse_query(word), "note", 5))
+    return [str(h.fields["note_id"]) for h in hits]
+
+
+def _add_line(store_dir: Path, note: str, line: str) -> None:
+    path = store_dir / f"{note}.md"
+    path.write_text(path.read_text() + f"\n- {line}\n")
+
+
+def test_the_searcher_is_reused_until_the_files_change(notes: Notes, store_dir: Path) -> None:
+    notes.suggest("warmup")
+    with notes.index.searcher() as first:
+        pass
+    with notes.index.searcher() as again:
+        assert again is first and not first.is_closed
+    other = Notes(load_config(store_dir), notify=lambda _: None)  # another index object
+    _add_line(store_dir, "infra/redis", "Quetzalcoatl guards the cache.")
+    assert other.refresh_index().indexed == ["infra/redis"]
+    other.close()
+    assert _find(notes, "quetzalcoatl") == ["infra/redis"]  # no refresh by `notes` itself
+    with notes.index.searcher() as after:
+        assert after is not first and first.is_closed
+    notes.close()
+    assert after.is_closed
+
+
+def test_a_commit_by_another_process_is_seen(notes: Notes, store_dir: Path,
+                                             run_cli: RunCli) -> None:
+    assert not _find(notes, "ornitorrinco")
+    _add_line(store_dir, "glossary", "Ornitorrinco: a test word.")
+    assert run_cli("index").returncode == 0
+    assert _find(notes, "ornitorrinco") == ["glossary"]
+
+
+def test_threads_share_the_searcher_while_notes_change(notes: Notes, store_dir: Path) -> None:
+    import threading
+
+    plain = _find(notes, "redis eviction")
+    errors: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            for _ in range(15):
+                assert _find(notes, "redis eviction") == plain
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for number in range(4):
+        _add_line(store_dir, "glossary", f"Palabrahilo{number}: written while searching.")
+        notes.index.refresh()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    assert all(_find(notes, f"palabrahilo{n}") == ["glossary"] for n in range(4))
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_damage_under_the_cached_searcher_rebuilds_once(store_dir: Path) -> None:
+    messages: list[str] = []
+    notes = Notes(load_config(store_dir), notify=messages.append)
+    plain = [h.note for h in notes.suggest("redis eviction").hits]
+    messages.clear()  # the first build
+    for path in notes.index.dir.iterdir():
+        if path.suffix == ".seg":
+            path.write_bytes(path.read_bytes()[:64])  # truncated in place, same inode
+    assert [h.note for h in notes.suggest("redis eviction").hits] == plain
+    assert len([m for m in messages if "building the index" in m]) == 1, messages
+    notes.close()

@@ -15,6 +15,7 @@ import pytest
 from conftest import NOTES_BIN
 from memory.note import parse_note
 from memory.perf.generator import TOKENS_PER_NOTE, generate_store, load_queries
+from memory.perf.report import KEEP_MARKER
 from memory.tokens import count_exact
 
 SCALE = 0.05  # 11 notes, about 50,000 tokens
@@ -90,13 +91,15 @@ def test_bench_perf_end_to_end(tmp_path: Path) -> None:
 
     backends = "whoosh,tantivy" if importlib.util.find_spec("tantivy") else "whoosh"
     out = tmp_path / "report"
+    out.mkdir()
+    (out / "performance.md").write_text(f"stale figures\n{KEEP_MARKER}\n## Why, by hand\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTES_")}
     result = subprocess.run([str(NOTES_BIN), "bench", "perf", "--scale", "0.02", "--queries",
                              "10", "--runs", "2", "--backend", backends, "--out", str(out),
                              "--work", str(tmp_path / "work")],
                             capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
-    data = json.loads((out / "benchmarks-perf.json").read_text())
+    data = json.loads((out / "performance.json").read_text())
     assert data["command"].startswith("notes bench perf --scale 0.02")
     scale = data["scales"][0]
     assert scale["notes"] == 4 and scale["fts5"]["build_s"] > 0
@@ -106,7 +109,9 @@ def test_bench_perf_end_to_end(tmp_path: Path) -> None:
         assert figures["warm"]["suggest"]["n"] == 10
         assert figures["update"]["found"] == figures["update"]["runs"] == 2
         assert figures["mcp"]["peak_rss_mb"] > 0
-    report = (out / "benchmarks-perf.md").read_text()
+    report = (out / "performance.md").read_text()
     assert "## Targets" in report and "notes bench perf --scale 0.02" in report
-    assert (out / "benchmarks-perf.png").stat().st_size > 0
+    assert "stale figures" not in report  # rewritten above the marker, kept below it
+    assert report.index("## Targets") < report.index(KEEP_MARKER) < report.index("## Why, by")
+    assert (out / "performance.png").stat().st_size > 0
     assert "report in" in result.stdout

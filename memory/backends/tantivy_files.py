@@ -23,7 +23,7 @@ from . import tantivy_schema as ts
 
 WRITER_TIMEOUT = 30.0
 WRITER_HEAP = 64_000_000  # bytes per kind; tantivy's floor is 15 MB per thread
-BUILD_THREADS = 2
+BUILD_THREADS = 1  # the Python side is the bottleneck; a second thread only adds memory
 
 
 class IndexBusy(Exception):

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 Fig = dict[str, Any]
-FILES = {"markdown": "benchmarks-perf.md", "json": "benchmarks-perf.json",
-         "plot": "benchmarks-perf.png"}
+FILES = {"markdown": "performance.md", "json": "performance.json", "plot": "performance.png"}
+# Text below this line in an existing report is written by people (evidence tables, why a
+# target misses) and kept when the command rewrites the report above it.
+KEEP_MARKER = "<!-- notes bench perf rewrites everything above this line and keeps the rest -->"
 
 
 def _get(path: str) -> Callable[[Fig], float | None]:
@@ -173,12 +175,18 @@ def targets_table(data: Fig) -> str:
             if found is None or found["value"] is None:
                 cells.append("not measured")
             else:
-                mark = "holds" if found["holds"] else "**misses**"
+                mark = "holds" if found["holds"] else _miss(found["value"] / row["limit"])
                 cells.append(f"{_fmt(found['value'], 1 if row['unit'] != 'MB' else 0)} "
                              f"{row['unit']}: {mark}")
         lines.append(f"| {row['scale']:g} M | {row['what']} | ≤ {row['limit']:g} {row['unit']} | "
                      + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _miss(ratio: float) -> str:
+    """By how much a figure is over its limit: a percentage, or a multiple from 2× on."""
+    return f"**misses** ({ratio:.1f}× the limit)" if ratio >= 2 else \
+        f"**misses** by {100 * (ratio - 1):.0f} %"
 
 
 def verdicts(data: Fig) -> str:
@@ -197,7 +205,7 @@ def verdicts(data: Fig) -> str:
 def markdown(data: Fig, plot: str | None) -> str:
     m = data["machine"]
     parts = [
-        "# Speed and scale: `notes bench perf`\n",
+        "# Performance: speed and scale (`notes bench perf`)\n",
         f"Measured {data['date']} on {m['cores']} cores ({m['cpu']}), {m['memory_gb']} GB, "
         f"{m['system']}, Python {m['python']}; load average at the start "
         f"{', '.join(str(x) for x in m['load_average'])}, at the end "
@@ -251,8 +259,19 @@ def write_report(data: Fig, out: Path) -> Fig:
     data = {**data, "targets": target_rows(data)}
     plot = FILES["plot"] if growth_plot(data, out / FILES["plot"]) else None
     (out / FILES["json"]).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    (out / FILES["markdown"]).write_text(markdown(data, plot))
+    target = out / FILES["markdown"]
+    target.write_text(markdown(data, plot) + kept_text(target))
     return data
+
+
+def kept_text(report: Path) -> str:
+    """The hand-written part of an existing report (from :data:`KEEP_MARKER` on), or ''."""
+    try:
+        text = report.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    at = text.find(KEEP_MARKER)
+    return "\n" + text[at:] if at >= 0 else ""
 
 
 PANELS = [("full build, s", "build.seconds", "fts5.build_s", "FTS5 build"),
@@ -323,6 +342,6 @@ field boosts multiply a field's BM25 score instead of its term frequencies, so s
 (rankings agree on the golden questions; the best section agrees or swaps with the second);
 tantivy maps its files into memory, so before each search the files of the live segments are
 checked with `stat` and any change without a commit is treated as damage (rebuilt without
-being read). `notes bench run`
-(evidence per token) always uses Whoosh.
+being read). The evidence benchmark runs on either or both: `notes bench run BENCH --backend
+whoosh,tantivy` puts each policy's hit rate on each backend side by side.
 """

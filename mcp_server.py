@@ -22,6 +22,8 @@ from typing import Any, TypeVar
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
+from fastmcp.tools import FunctionTool
+from mcp.types import Tool as MCPTool
 from mcp.types import ToolAnnotations
 
 from memory import render
@@ -31,12 +33,12 @@ from memory.errors import NotesError
 
 SERVER_NAME = "notes"
 INSTRUCTIONS = ("Project memory in topic notes. Climb the ladder: suggest -> section_map -> "
-                "read_section; read only the section you need.")
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
+                "read_section; read only the section you need. recall: evidence within a budget.")
+READ = ToolAnnotations(read_only_hint=True)  # the other hints only apply to writing tools
 CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
 REPLACE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True)
 APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
-READ_TOOLS = ("suggest", "section_map", "read_section")
+READ_TOOLS = ("suggest", "section_map", "read_section", "recall")
 WRITE_TOOLS = ("create_note", "write_state", "append_history")
 
 log = logging.getLogger("notes.mcp")
@@ -79,22 +81,43 @@ def create_server(config: Config, read_only: bool = False,
     return mcp
 
 
+class LeanTool(FunctionTool):
+    """A tool listed without what no client needs, since the catalog is paid for in every
+    session: fastmcp's own ``_meta`` (``{"fastmcp": {"tags": []}}``), the title made from
+    the name, and ``additionalProperties: false`` (arguments are still validated here)."""
+
+    def to_mcp_tool(self, **overrides: Any) -> MCPTool:
+        overrides.setdefault("_meta", None)
+        overrides.setdefault("title", None)
+        schema = {k: v for k, v in self.parameters.items() if k != "additionalProperties"}
+        overrides.setdefault("inputSchema", schema)
+        return super().to_mcp_tool(**overrides)
+
+
+def _tool(mcp: FastMCP, annotations: ToolAnnotations) -> Callable[[F], F]:
+    def register(fn: F) -> F:
+        mcp.add_tool(LeanTool.from_function(tool_errors(fn), annotations=annotations,
+                                            output_schema=None))
+        return fn
+
+    return register
+
+
 def _add_read_tools(mcp: FastMCP, notes: Notes) -> None:
-    @mcp.tool(annotations=READ, output_schema=None)
-    @tool_errors
-    def suggest(query: str, limit: int = 5) -> str:
+    @_tool(mcp, READ)
+    def suggest(query: str, limit: int = 5, context: str = "") -> str:
         """Rank notes for a question (Spanish/English). Start here.
 
         Args:
             query: What you need, in words.
             limit: 1-50.
+            context: Recent messages, if the query is vague.
         """
-        return render.suggestions(notes.suggest(query, limit))
+        return render.suggestions(notes.suggest(query, limit, context or None))
 
-    @mcp.tool(annotations=READ, output_schema=None)
-    @tool_errors
+    @_tool(mcp, READ)
     def section_map(note: str, query: str = "") -> str:
-        """A note's sections with id, date and token cost; query adds match scores.
+        """A note's sections with id, date and tokens; query scores them and zooms into long ones.
 
         Args:
             note: Note id.
@@ -102,21 +125,30 @@ def _add_read_tools(mcp: FastMCP, notes: Notes) -> None:
         """
         return render.section_map(notes.section_map(note, query or None))
 
-    @mcp.tool(annotations=READ, output_schema=None)
-    @tool_errors
+    @_tool(mcp, READ)
     def read_section(note: str, section: str) -> str:
         """Read one section.
 
         Args:
             note: Note id.
-            section: Id, unique prefix (a date) or #N.
+            section: Id, prefix, #N, id:b2-4 (blocks), or a date/range 2026-11, A..B.
         """
         return render.section_text(notes.read_section(note, section))
 
+    @_tool(mcp, READ)
+    def recall(query: str, budget: int = 1500, context: str = "") -> str:
+        """Best evidence across notes within a token budget, in one call.
+
+        Args:
+            query: What you need.
+            budget: Tokens, 100-20000.
+            context: Recent messages.
+        """
+        return render.recalled(notes.recall(query, budget, context or None))
+
 
 def _add_write_tools(mcp: FastMCP, notes: Notes) -> None:
-    @mcp.tool(annotations=CREATE, output_schema=None)
-    @tool_errors
+    @_tool(mcp, CREATE)
     def create_note(note: str, title: str, tags: str = "") -> str:
         """Create an empty note.
 
@@ -128,8 +160,7 @@ def _add_write_tools(mcp: FastMCP, notes: Notes) -> None:
         tag_list = [t.strip() for t in tags.split(",") if t.strip()]
         return render.write_result(notes.create_note(note, title, tag_list))
 
-    @mcp.tool(annotations=REPLACE, output_schema=None)
-    @tool_errors
+    @_tool(mcp, REPLACE)
     def write_state(note: str, text: str) -> str:
         """Replace a note's current state whole; keep it short.
 
@@ -139,8 +170,7 @@ def _add_write_tools(mcp: FastMCP, notes: Notes) -> None:
         """
         return render.write_result(notes.write_state(note, text))
 
-    @mcp.tool(annotations=APPEND, output_schema=None)
-    @tool_errors
+    @_tool(mcp, APPEND)
     def append_history(note: str, title: str, text: str, date: str = "") -> str:
         """Append a dated entry to a note's history.
 

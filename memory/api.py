@@ -6,7 +6,9 @@ made under the note's lock, atomically, and re-indexed at once.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import cast
@@ -22,11 +24,14 @@ from .integrity import HistoryGuard
 from .ladder import Ladder, SectionMap, SectionText, Suggestions
 from .ledger import Ledger
 from .note import parse_note
+from .recall import Recalled, recall
 from .results import NoteSummary, WriteResult
 from .store import LoadedNote, Store, missing_note_message, validate_note_id
 from .tokens import CHARS_PER_TOKEN, TokenCounter
 from .usage import UsageLog
 
+PRIOR_WINDOW_S = 30 * 60  # how far back the session prior looks
+DEFAULT_RECALL_BUDGET = 1500
 _UNSAFE_TO_WRITE = {"binary", "not-utf8", "too-large", "front-matter-unclosed"}
 
 
@@ -63,14 +68,26 @@ class Notes:
     # -- reading -----------------------------------------------------------------------
     def suggest(self, query: str, limit: int = 5, context: str | None = None,
                 session: str | None = None) -> Suggestions:
-        result = self.ladder.suggest(query, limit, context)
+        result = self.ladder.suggest(query, limit, context, prior=self.session_prior(session))
         self._log(session, "suggest", query=query, tokens=render.suggestions(result),
                   ranked=tuple(h.note for h in result.hits))
         return result
 
+    def session_prior(self, session: str | None = None) -> dict[str, float]:
+        """Notes this session read in the last ``PRIOR_WINDOW_S`` seconds: 1 for the
+        latest, 1/2 for the one before, and so on (nothing when usage logging is off)."""
+        if self.usage is None:
+            return {}
+        try:
+            recent = self.usage.recent_notes(session or self.default_session,
+                                             self.usage.clock() - PRIOR_WINDOW_S)
+        except sqlite3.Error:
+            return {}  # the prior is a hint: a log it cannot read changes nothing
+        return {note: 1 / rank for rank, note in enumerate(recent, start=1)}
+
     def section_map(self, note: str, query: str | None = None,
-                    session: str | None = None) -> SectionMap:
-        result = self.ladder.section_map(note, query)
+                    session: str | None = None, today: dt.date | None = None) -> SectionMap:
+        result = self.ladder.section_map(note, query, today)
         self._log(session, "section_map", query=query or "", note=result.note,
                   tokens=render.section_map(result))
         return result
@@ -81,8 +98,23 @@ class Notes:
             result = self.ladder.read_note(note)
         else:
             result = self.ladder.read_section(note, section)
-        self._log(session, "read_section", note=result.note, section=result.section,
-                  tokens=result.tokens)
+        # a block range counts as a read of its section (for the promoter)
+        self._log(session, "read_section", note=result.note,
+                  section=result.section.partition(":b")[0], tokens=result.tokens)
+        return result
+
+    def recall(self, query: str, budget: int = DEFAULT_RECALL_BUDGET,
+               context: str | None = None, session: str | None = None,
+               today: dt.date | None = None) -> Recalled:
+        """The best evidence within ``budget`` tokens (:mod:`memory.recall`); every section
+        it shows counts as read by this session."""
+        result = recall(self.ladder, query, budget, context, today,
+                        prior=self.session_prior(session))
+        self._log(session, "recall", query=query, tokens=result.tokens,
+                  ranked=tuple(dict.fromkeys(g.note for g in result.groups)))
+        for group in result.groups:
+            self._log(session, "read_section", query=query, note=group.note,
+                      section=group.ref.partition(":")[0], tokens=group.tokens)
         return result
 
     def _log(self, session: str | None, rung: str, query: str = "", note: str = "",

@@ -6,6 +6,7 @@ The only module that imports click. Errors from the library (NotesError) become
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import shutil
 import signal
@@ -74,25 +75,43 @@ def _emit(as_json: bool, value: Any, text: Callable[[Any], str]) -> None:
     click.echo(render.as_json(value) if as_json else text(value))
 
 
+context_option = click.option("--context", "-c", metavar="TEXT",
+                              help="Recent conversation, counted with a low weight.")
+date_option = click.option("--date", "asked_on", type=click.DateTime(["%Y-%m-%d"]),
+                           help="The day the question is asked, for 'last week', 'en "
+                           "octubre' (default: today).")
+
+
+def _day(asked_on: dt.datetime | None) -> dt.date | None:
+    return asked_on.date() if asked_on else None
+
+
 @cli.command()
 @click.argument("query")
 @click.option("--limit", "-n", default=5, show_default=True, type=click.IntRange(1, 50),
               help="How many notes to show.")
+@context_option
 @json_option
 @click.pass_context
-def suggest(ctx: click.Context, query: str, limit: int, as_json: bool) -> None:
-    """Rung 1: which notes may answer QUERY (Spanish or English, accents optional)."""
-    _emit(as_json, _notes(ctx).suggest(query, limit), render.suggestions)
+def suggest(ctx: click.Context, query: str, limit: int, context: str | None,
+            as_json: bool) -> None:
+    """Rung 1: which notes may answer QUERY (Spanish or English, accents optional). Notes
+    this shell session read in the last 30 minutes rank a little higher."""
+    _emit(as_json, _notes(ctx).suggest(query, limit, context), render.suggestions)
 
 
 @cli.command(name="map")
 @click.argument("note")
-@click.option("--query", "-q", help="Score every section against these words.")
+@click.option("--query", "-q", help="Score the sections against these words (and dates).")
+@date_option
 @json_option
 @click.pass_context
-def map_(ctx: click.Context, note: str, query: str | None, as_json: bool) -> None:
-    """Rung 2: every section of NOTE with its id, kind, date and token cost."""
-    _emit(as_json, _notes(ctx).section_map(note, query), render.section_map)
+def map_(ctx: click.Context, note: str, query: str | None, asked_on: dt.datetime | None,
+         as_json: bool) -> None:
+    """Rung 2: every section of NOTE with its id, kind, date and token cost. With --query:
+    match scores, the best entries only, and the matching blocks of long sections."""
+    _emit(as_json, _notes(ctx).section_map(note, query, today=_day(asked_on)),
+          render.section_map)
 
 
 @cli.command()
@@ -101,9 +120,26 @@ def map_(ctx: click.Context, note: str, query: str | None, as_json: bool) -> Non
 @json_option
 @click.pass_context
 def read(ctx: click.Context, note: str, section: str | None, as_json: bool) -> None:
-    """Rung 3: the text of one SECTION of NOTE (id, unique prefix or #N); the whole note
-    when SECTION is left out."""
+    """Rung 3: the text of one SECTION of NOTE: an id, unique prefix or #N; blocks of it
+    (ID:b3 or ID:b3-5); or the history entries of a date or range (2026-11-03, 2026-11,
+    2026-11-01..2026-11-15). The whole note when SECTION is left out."""
     _emit(as_json, _notes(ctx).read_section(note, section), render.section_text)
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--budget", "-b", default=1500, show_default=True,
+              type=click.IntRange(100, 20_000), help="Most tokens to return.")
+@context_option
+@date_option
+@json_option
+@click.pass_context
+def recall(ctx: click.Context, query: str, budget: int, context: str | None,
+           asked_on: dt.datetime | None, as_json: bool) -> None:
+    """The best evidence for QUERY that fits BUDGET tokens, across the top notes: the best
+    note's state, then blocks by score, each labelled with note, section and date."""
+    _emit(as_json, _notes(ctx).recall(query, budget, context, today=_day(asked_on)),
+          render.recalled)
 
 
 @cli.command(name="list")
@@ -402,12 +438,14 @@ _bench_force = click.option("--force", is_flag=True, help="Replace a bench alrea
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_bench_out
 @_bench_force
-def bench_from_locomo(source: Path, out: Path, force: bool) -> None:
+@click.option("--follow-ups", is_flag=True, help="Vague follow-ups: take the speakers' names "
+              "out of each question; its context is the previous question and its answer.")
+def bench_from_locomo(source: Path, out: Path, force: bool, follow_ups: bool) -> None:
     """LoCoMo's locomo10.json as a bench: a note per conversation, an entry per session, a
     line per turn; evidence turns become answer lines. Prints the counts."""
     from .bench.locomo import locomo_to_bench
 
-    click.echo(locomo_to_bench(source, out, force).summary())
+    click.echo(locomo_to_bench(source, out, force, follow_ups).summary())
     click.echo(f"bench written to {out}")
 
 
@@ -441,18 +479,22 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
 @click.option("--limit", type=click.IntRange(1), help="Run only the first N questions.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write the report (default: BENCH/report/).")
+@click.option("--backend", "backends", default="whoosh", show_default=True,
+              help="Comma-separated index backends (whoosh, tantivy); with several, every "
+              "policy runs on each and one report shows them side by side.")
 @json_option
 def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Path | None,
-              as_json: bool) -> None:
+              backends: str, as_json: bool) -> None:
     """Run the policies on a bench (index in a temporary folder, usage log off) and write the
     report: Markdown, JSON, per-question results and a plot of hit rate against tokens."""
     import shlex
 
-    from .bench.report import FILES, policy_table, routing_line, write_report
-    from .bench.run import run_bench
+    from .bench.report import FILES, policy_table, routing_text, write_report
+    from .bench.run import run_backends
 
     progress = _bench_progress()
-    run = run_bench(bench_dir, _split(policies or "") or None, limit, progress=progress)
+    run = run_backends(bench_dir, _split(backends), _split(policies or "") or None, limit,
+                       progress=progress)
     if progress is not None:
         click.echo("", err=True)
     target = out or bench_dir / "report"
@@ -460,7 +502,7 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
-    click.echo(policy_table(data["policies"]) + "\n\n" + routing_line(data["routing"]))
+    click.echo(policy_table(data["policies"]) + "\n\n" + routing_text(data))
     click.echo(f"\n{len(run.results)} questions in {run.seconds:.0f} s; report in "
                f"{target / FILES['markdown']}")
 
@@ -474,7 +516,7 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
               help="Comma-separated index backends to measure side by side: whoosh, tantivy.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("perf-report"), show_default=True,
-              help="Where to write benchmarks-perf.md, .json and .png.")
+              help="Where to write performance.md, .json and .png.")
 @click.option("--work", type=click.Path(file_okay=False, path_type=Path),
               help="Keep the generated stores here (default: a temporary folder, removed).")
 @click.option("--queries", type=click.IntRange(5, 5000), default=200, show_default=True,

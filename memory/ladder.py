@@ -7,18 +7,26 @@ only notes whose files changed), and ``section_map``/``read_section`` parse the 
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 
 from .backends.base import SearchIndex
 from .errors import AmbiguousSection, InvalidArgument, SectionNotFound
 from .note import Section
-from .search import parse_query, search
+from .search import SearchHit, parse_query, search, vagueness
+from .section_scores import Evidence, clear_winner, ranked_ids, score_sections, when_boosted
 from .store import LoadedNote, Store
+from .text import split_lines
+from .timeexpr import parse_date_ref
 from .tokens import TokenCounter
+from .zoom import ZOOM_TOKENS, BlockRange, Window, block_text, own_blocks, parse_block_ref, windows
 
 MAX_LIMIT = 50
 NOT_PICKED = ("header", "history")  # metadata, and the container of every entry
+PRIOR_WEIGHT = 1.0  # share of the best score a note read just now gains (see with_prior)
+MAP_ENTRIES = 8  # with a query, a map shows at most this many entries (the best ones)
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,17 @@ class MapRow:
     tokens: int
     parent: str | None
     score: float | None = None
+    zoom: tuple[Window, ...] = ()  # matching block ranges of a long section
+
+
+@dataclass(frozen=True)
+class Omitted:
+    """Entries a map with a query leaves out: how many, their dates and their cost."""
+
+    entries: int
+    first: str | None
+    last: str | None
+    tokens: int
 
 
 @dataclass(frozen=True)
@@ -63,6 +82,9 @@ class SectionMap:
     rows: tuple[MapRow, ...]
     query: str | None = None
     best: tuple[str, ...] = field(default_factory=tuple)
+    clear: bool = True  # the best section wins clearly over the second
+    dates: tuple[str, ...] = ()  # time expressions understood, as "phrase=start..end"
+    omitted: Omitted | None = None
 
 
 @dataclass(frozen=True)
@@ -82,34 +104,60 @@ class Ladder:
     def __init__(self, store: Store, index: SearchIndex, counter: TokenCounter) -> None:
         self.store, self.index, self.counter = store, index, counter
 
-    def suggest(self, query: str, limit: int = 5, context: str | None = None) -> Suggestions:
+    def suggest(self, query: str, limit: int = 5, context: str | None = None,
+                prior: dict[str, float] | None = None) -> Suggestions:
         """Rung 1: notes ranked by BM25F over title, tags, state and body; ``context`` (recent
-        conversation) counts with a low weight."""
+        conversation) counts with a low weight, and ``prior`` (notes this session has been
+        reading, 1.0 for the latest) lifts those notes by a share of the best score."""
         check_limit(limit)
         parsed = parse_query(query, context)
         self.index.refresh()
+        pool = limit + len(prior or {})
         hits, total = self.index.run_search(
-            lambda searcher: search(searcher, parsed, "note", limit))
+            lambda searcher: search(searcher, parsed, "note", pool))
+        ranked = with_prior(hits, prior or {}, len(parsed.words))[:limit]
         return Suggestions(query, tuple(_suggest_hit(h.fields, h.score, h.matched)
-                                        for h in hits), total, tuple(parsed.query_words))
+                                        for h in ranked), total, tuple(parsed.query_words))
 
-    def section_map(self, note_id: str, query: str | None = None) -> SectionMap:
-        """Rung 2: every section with its id, kind, date and tokens (and match, with a query)."""
+    def section_map(self, note_id: str, query: str | None = None,
+                    today: dt.date | None = None) -> SectionMap:
+        """Rung 2: every section with its id, kind, date and tokens. With a query: match
+        scores (text, hierarchy and the question's dates), the best entries only, and the
+        matching block ranges of long sections."""
         loaded = self.store.load(note_id)
-        scores: dict[str, float] = {}
-        if query is not None:
-            scores = self._section_scores(loaded.note_id, query)
-        rows = tuple(self._row(pos, s, scores, query is not None)
-                     for pos, s in enumerate(loaded.note.sections, start=1))
-        pickable = {s.id for s in loaded.note.sections if s.kind not in NOT_PICKED}
-        ranked = sorted((k for k in scores if k in pickable), key=lambda k: -scores[k])[:2]
-        return SectionMap(loaded.note_id, loaded.note.title, self.counter.count(loaded.note.text),
-                          rows, query, tuple(ranked))
+        sections = loaded.note.sections
+        if query is None:
+            rows = tuple(self._row(pos, s) for pos, s in enumerate(sections, start=1))
+            return SectionMap(loaded.note_id, loaded.note.title,
+                              self.counter.count(loaded.note.text), rows)
+        evidence = when_boosted(self._evidence(loaded.note_id, query), sections, query)
+        scored = score_sections(sections, evidence, query, today or dt.date.today())
+        pickable = {s.id for s in sections if s.kind not in NOT_PICKED}
+        ranked = ranked_ids(scored, pickable)
+        best = tuple(k for k, _ in ranked[:2])
+        shown, omitted = self._shown_entries(sections, scored.scores)
+        rows = tuple(self._row(pos, s, scored.scores.get(s.id, 0.0),
+                               self._zoom(loaded, s, evidence) if s.id in best else ())
+                     for pos, s in enumerate(sections, start=1) if s.kind != "entry"
+                     or s.id in shown)
+        dates = tuple(f"{r.phrase}={r.start}..{r.end}" for r in scored.ranges)
+        return SectionMap(loaded.note_id, loaded.note.title,
+                          self.counter.count(loaded.note.text), rows, query, best,
+                          clear_winner(ranked), dates, omitted)
 
     def read_section(self, note_id: str, section: str) -> SectionText:
-        """Rung 3: the text of one section, by id, unique prefix or map position ``#N``."""
+        """Rung 3: one section by id, unique prefix or map position ``#N``; a block range
+        of it (``id:b3-5``); or the history entries of a date or range (``2026-11``,
+        ``2026-11-01..2026-11-15``)."""
         loaded = self.store.load(note_id)
-        found = resolve_section(loaded, section, self.counter)
+        key = (section or "").strip()
+        blocks = parse_block_ref(key)
+        if blocks is not None and loaded.note.section(key) is None:
+            return self._read_blocks(loaded, blocks)
+        entries = self._dated_entries(loaded, key)
+        if entries is not None and len(entries) != 1:
+            return self._read_entries(loaded, key, entries)
+        found = entries[0] if entries else resolve_section(loaded, key, self.counter)
         return SectionText(loaded.note_id, found.id, found.kind, found.title, found.date,
                            self.counter.count(found.text), found.text)
 
@@ -120,18 +168,95 @@ class Ladder:
         return SectionText(loaded.note_id, "", "note", loaded.note.title, None,
                            self.counter.count(text), text)
 
-    def _section_scores(self, note_id: str, query: str) -> dict[str, float]:
+    def _evidence(self, note_id: str, query: str) -> Evidence:
         parsed = parse_query(query)
         self.index.refresh()
-        hits, _ = self.index.run_search(
+        sections, _ = self.index.run_search(
             lambda searcher: search(searcher, parsed, "section", None, note_id=note_id))
-        return {str(h.fields["section"]): round(h.score, 2) for h in hits}
+        paragraphs, _ = self.index.run_search(
+            lambda searcher: search(searcher, parsed, "paragraph", None, note_id=note_id))
+        return Evidence({str(h.fields["section"]): h.score for h in sections},
+                        {(str(h.fields["section"]), int(h.fields["lines"][0])): h.score
+                         for h in paragraphs})
 
-    def _row(self, pos: int, section: Section, scores: dict[str, float],
-             with_query: bool) -> MapRow:
-        score = scores.get(section.id, 0.0) if with_query else None
+    def _shown_entries(self, sections: tuple[Section, ...],
+                       scores: dict[str, float]) -> tuple[set[str], Omitted | None]:
+        entries = [s for s in sections if s.kind == "entry"]
+        ranked = sorted(entries, key=lambda e: -scores.get(e.id, 0.0))
+        shown = {e.id for e in ranked[:MAP_ENTRIES] if scores.get(e.id)}
+        left = [e for e in entries if e.id not in shown]
+        if not left:
+            return shown, None
+        dates = sorted(e.date for e in left if e.date)
+        return shown, Omitted(len(left), dates[0] if dates else None,
+                              dates[-1] if dates else None,
+                              sum(self.counter.count(e.text) for e in left))
+
+    def _zoom(self, loaded: LoadedNote, section: Section,
+              evidence: Evidence) -> tuple[Window, ...]:
+        if self.counter.count(section.text) <= ZOOM_TOKENS:
+            return ()
+        blocks = own_blocks(section, loaded.note.sections)
+        number = {b.start: n for n, b in enumerate(blocks, start=1)}
+        block_scores = {number[line]: score for (sid, line), score in
+                        evidence.paragraphs.items() if sid == section.id and line in number}
+        return tuple(windows(blocks, block_scores, section.id, self.counter))
+
+    def _read_blocks(self, loaded: LoadedNote, wanted: BlockRange) -> SectionText:
+        found = resolve_section(loaded, wanted.section, self.counter)
+        blocks = own_blocks(found, loaded.note.sections)
+        text = block_text(found, split_lines(loaded.note.text), wanted, blocks)
+        ref = BlockRange(found.id, wanted.first, wanted.last).ref
+        return SectionText(loaded.note_id, ref, "blocks", found.title, found.date,
+                           self.counter.count(text), text)
+
+    def _dated_entries(self, loaded: LoadedNote, key: str) -> list[Section] | None:
+        """History entries inside a date reference; None when ``key`` is not one (or
+        names a section exactly)."""
+        wanted = parse_date_ref(key)
+        if wanted is None or loaded.note.section(key) is not None:
+            return None
+        inside = []
+        for entry in loaded.note.entries:
+            try:
+                day = dt.date.fromisoformat((entry.date or "")[:10])
+            except ValueError:
+                continue
+            if wanted.contains(day):
+                inside.append(entry)
+        return inside
+
+    def _read_entries(self, loaded: LoadedNote, key: str,
+                      entries: list[Section]) -> SectionText:
+        if not entries:
+            dated = sorted(e.date for e in loaded.note.entries if e.date)
+            span = f"its entries run from {dated[0]} to {dated[-1]}" if dated else \
+                "it has no dated entries"
+            raise SectionNotFound(f"no history entry of {loaded.note_id!r} falls in {key}; "
+                                  f"{span}")
+        text = "".join(e.text if e.text.endswith("\n") else e.text + "\n" for e in entries)
+        return SectionText(loaded.note_id, key, "entries", f"{len(entries)} entries",
+                           key, self.counter.count(text), text)
+
+    def _row(self, pos: int, section: Section, score: float | None = None,
+             zoom: tuple[Window, ...] = ()) -> MapRow:
         return MapRow(pos, section.id, section.kind, section.title, section.date,
-                      self.counter.count(section.text), section.parent, score)
+                      self.counter.count(section.text), section.parent, score, zoom)
+
+
+def with_prior(hits: list[SearchHit], prior: dict[str, float],
+               words: int) -> list[SearchHit]:
+    """Hits re-ranked with the session prior. The vaguer the message (the fewer its own
+    words: 1 word counts fully, 5 or more not at all), the more a note read lately gains:
+    up to ``PRIOR_WEIGHT`` × the best score × its prior. So "y el lag?" stays with the note
+    at hand, while a message that names another topic still goes there."""
+    vague = vagueness(words)
+    if not prior or not hits or vague <= 0:
+        return hits
+    lift = PRIOR_WEIGHT * vague * max(h.score for h in hits)
+    lifted = [dataclasses.replace(h, score=round(h.score + lift * prior.get(
+        str(h.fields["note_id"]), 0.0), 2)) for h in hits]
+    return sorted(lifted, key=lambda h: -h.score)
 
 
 def check_limit(limit: int) -> None:

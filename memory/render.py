@@ -13,6 +13,7 @@ from typing import Any
 
 from .check import FileProblem
 from .ladder import SectionMap, SectionText, Suggestions
+from .recall import Recalled
 from .results import NoteSummary, WriteResult
 
 TOKEN_NOTE = "tokens are cl100k estimates"
@@ -51,14 +52,23 @@ def suggestions(result: Suggestions) -> str:
 def section_map(result: SectionMap) -> str:
     with_score = result.query is not None
     header = ["#", "id", "kind", "date", "tokens"] + (["match"] if with_score else [])
-    rows = []
+    rows: list[list[object]] = []
     for row in result.rows:
         cells: list[object] = [row.pos, row.id, row.kind, row.date, row.tokens]
         if with_score:
             cells.append(f"{row.score:.1f}" if row.score else "")
         rows.append(cells)
+        rows.extend(["", w.blocks.ref, "blocks", "", w.tokens, f"{w.score:.1f}"]
+                    for w in row.zoom)
     lines = [f"{result.note} · {result.title} · {result.tokens} tokens in all ({TOKEN_NOTE})",
              table(header, rows)]
+    if result.omitted is not None:
+        gone = result.omitted
+        span = f" ({gone.first}..{gone.last})" if gone.first else ""
+        lines.append(f"{gone.entries} other entries{span}, {gone.tokens} tokens, not shown: "
+                     "map without a query, or read a date range")
+    if result.dates:
+        lines.append("dates understood: " + ", ".join(result.dates))
     if with_score:
         lines.append(_best_line(result))
     return "\n".join(lines)
@@ -66,16 +76,35 @@ def section_map(result: SectionMap) -> str:
 
 def _best_line(result: SectionMap) -> str:
     scored = {r.id: r for r in result.rows if r.score}
-    if not result.best or not scored:
+    picks = [scored[i] for i in result.best if i in scored]
+    if not picks:
         return "no section matches the query; read the state, or try other words"
-    picks = ", ".join(f"{i} ({scored[i].tokens} tokens)" for i in result.best if i in scored)
-    return f"best match: {picks}"
+    shown = ", ".join(f"{r.id} ({r.tokens} tokens" + (f"; zoom {r.zoom[0].blocks.ref}, "
+                                                     f"{r.zoom[0].tokens} tokens" if r.zoom
+                                                     else "") + ")" for r in picks)
+    if result.clear or len(picks) < 2:
+        return f"best match: {shown}"
+    return f"no clear winner, the two best: {shown}"
 
 
 def section_text(result: SectionText) -> str:
     where = f"{result.note}#{result.section}" if result.section else result.note
     parts = [p for p in (result.kind, result.date, f"{result.tokens} tokens") if p]
     return f"[{where} · {' · '.join(parts)}]\n{result.text.rstrip()}"
+
+
+def recalled(result: Recalled) -> str:
+    if not result.groups:
+        return (f"nothing matches {result.query!r}; try other words (Spanish or English), or "
+                "run `notes list`")
+    body = "".join(g.text for g in result.groups)
+    last = f"{result.tokens} of {result.budget} tokens"
+    if result.left_out:
+        last += (f"; left out {result.left_out} matching blocks ({result.left_tokens} tokens); "
+                 f"next: {result.next_ref} ({result.next_tokens} tokens)")
+    else:
+        last += "; nothing else matched"
+    return body + last
 
 
 def note_list(notes: list[NoteSummary]) -> str:

@@ -20,7 +20,9 @@ from .errors import InvalidArgument
 
 MAX_QUERY_CHARS = 4000
 MAX_QUERY_WORDS = 64
-CONTEXT_WEIGHT = 0.3
+CONTEXT_WEIGHT = 0.2  # a context word's weight beside a message of ``VAGUE_WORDS`` or more
+VAGUE_CONTEXT_WEIGHT = 0.5  # … and beside a one-word message (in between: linear)
+VAGUE_WORDS = 5  # a message of this many words or more is not vague
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,19 @@ class SearchHit:
     matched: tuple[str, ...]
 
 
+def vagueness(words: int) -> float:
+    """1.0 for a message of one word (or none), falling linearly to 0 at ``VAGUE_WORDS``."""
+    return max(0.0, min(1.0, 1 - (words - 1) / (VAGUE_WORDS - 1)))
+
+
+def context_weight_for(words: int) -> float:
+    """The weight of the conversation's words beside a message of ``words`` words: the
+    vaguer the message, the more the conversation counts."""
+    return CONTEXT_WEIGHT + (VAGUE_CONTEXT_WEIGHT - CONTEXT_WEIGHT) * vagueness(words)
+
+
 def parse_query(text: str, context: str | None = None,
-                context_weight: float = CONTEXT_WEIGHT) -> ParsedQuery:
+                context_weight: float | None = None) -> ParsedQuery:
     if not isinstance(text, str) or (not text.strip() and not (context or "").strip()):
         raise InvalidArgument("the query is empty; give a few words about what you need")
     words = query_terms(text[:MAX_QUERY_CHARS])[:MAX_QUERY_WORDS]
@@ -62,7 +75,8 @@ def parse_query(text: str, context: str | None = None,
         seen = {w[1] for w in words}
         extra = [w for w in query_terms(context[-MAX_QUERY_CHARS:]) if w[1] not in seen]
         extra = extra[-MAX_QUERY_WORDS:]
-    return ParsedQuery(text, tuple(words), tuple(extra), context_weight)
+    weight = context_weight_for(len(words)) if context_weight is None else context_weight
+    return ParsedQuery(text, tuple(words), tuple(extra), weight)
 
 
 def build_query(parsed: ParsedQuery, kind: str) -> Query:

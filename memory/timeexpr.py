@@ -228,8 +228,9 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str], dt.date], TimeRange
     (re.compile(rf"\b(?P<which>esta|este)\s+(?P<unit>{_UNIT})\b"), _last_unit),
     (re.compile(rf"\b(?P<n>{_NUM})\s+(?P<unit>{_UNIT})\s+ago\b"), _ago),
     (re.compile(rf"\bhace\s+(?:unos?\s+|unas\s+)?(?P<n>{_NUM})\s+(?P<unit>{_UNIT})\b"), _ago),
-    (re.compile(rf"\b(?P<since>since|desde)?\s*(?:(?:last|el|este|on)\s+)?(?P<day>{_DAY})"
-                rf"(?:\s+pasado)?\b"), _weekday),
+    # a weekday after "los"/"las" is a habit ("los viernes"), not a date
+    (re.compile(rf"\b(?P<since>since|desde)?\s*(?:(?:last|el|este|on)\s+)?"
+                rf"(?<!los )(?<!las )(?P<day>{_DAY})(?:\s+pasado)?\b"), _weekday),
     (re.compile(rf"\b(?:el\s+)?(?P<day>\d{{1,2}})\s+(?:de\s+)?(?P<month>{_MONTH})"
                 rf"(?:\s+(?:de\s+|del\s+)?(?P<year>\d{{4}}))?\b"), _day_month),
     (re.compile(rf"\b(?P<month>{_MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?"
@@ -242,3 +243,25 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str], dt.date], TimeRange
                 rf"(?P<month>{_MONTH})(?:\s+(?P<year>\d{{4}}))?\b"), _month_name),
     (re.compile(rf"\b(?P<part>)(?P<month>{_MONTH})\s+(?P<year>\d{{4}})\b"), _month_name),
 ]
+
+
+# -- questions about time, and lines that carry it ---------------------------------------
+_ASKS_WHEN = re.compile(
+    r"\b(when|cuando|what (?:date|day|month|year|time|week)|which (?:date|day|month|year|"
+    r"week)|how long ago|since when|en que (?:fecha|dia|mes|ano|semana)|que dia|desde cuando|"
+    r"hace cuanto)\b")
+_TIME_WORDS = re.compile(
+    rf"\b(yesterday|today|tonight|tomorrow|ago|last|next|weekend|week|month|year|"
+    rf"ayer|hoy|anoche|manana|hace|pasad[oa]|proxim[oa]|semana|mes|ano|finde|"
+    rf"{_DAY}|{_SAFE_MONTH}|\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}:\d{{2}})\b")
+
+
+def asks_when(question: str) -> bool:
+    """Whether a question asks for a time ("when…", "¿cuándo…?", "which month…")."""
+    return _ASKS_WHEN.search(fold(question)) is not None
+
+
+def mentions_time(text: str) -> bool:
+    """Whether a line or paragraph carries a time ("last week", "ayer", "on Friday", a date):
+    where the answer to a "when" question usually is, in a dated entry."""
+    return _TIME_WORDS.search(fold(text)) is not None

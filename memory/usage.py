@@ -143,6 +143,15 @@ class UsageLog:
             yield Call(call_id, ts, session, front, rung, query, note, section, tokens,
                        tuple(json.loads(ranked or "[]")))
 
+    def recent_notes(self, session: str, since: float, limit: int = 5) -> list[str]:
+        """Notes this session mapped, read or recalled at or after ``since``, latest first,
+        each once (the session prior of ``suggest``)."""
+        with self._lock:
+            rows = self._connect().execute(
+                "SELECT note FROM calls WHERE session = ? AND ts >= ? AND note != '' AND "
+                "rung != 'suggest' ORDER BY id DESC LIMIT 100", (session, since)).fetchall()
+        return list(dict.fromkeys(str(r[0]) for r in rows))[:limit]
+
     def count(self) -> int:
         with self._lock:
             return int(self._connect().execute("SELECT COUNT(*) FROM calls").fetchone()[0])

@@ -49,3 +49,39 @@ def test_from_locomo_then_run(tmp_path: Path) -> None:
     assert "| ladder@1 |" in ran.stdout
     wrong = notes("bench", "run", str(bench), "--policies", "ladder@9")
     assert wrong.returncode == 1 and "unknown policies: ladder@9" in wrong.stderr
+
+
+def test_backends_side_by_side(tmp_path: Path) -> None:
+    """`--backend whoosh,tantivy`: each policy once per backend in one report."""
+    pytest.importorskip("tantivy")
+    from test_bench_policies import NOTES, QUESTIONS
+
+    bench = tmp_path / "tiny"
+    for note_id, text in NOTES.items():
+        path = bench / "notes" / f"{note_id}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (bench / "questions.jsonl").write_text(
+        "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in QUESTIONS), encoding="utf-8")
+    ran = notes("bench", "run", str(bench), "--backend", "whoosh,tantivy", "--policies",
+                "ladder@1,fragments@5", "--json", "--out", str(tmp_path / "both"))
+    assert ran.returncode == 0, ran.stderr
+    data = json.loads(ran.stdout)
+    assert data["backends"] == ["whoosh", "tantivy"]
+    assert list(data["policies"]) == ["ladder@1 [whoosh]", "ladder@1 [tantivy]",
+                                      "fragments@5 [whoosh]", "fragments@5 [tantivy]"]
+    assert data["policies"]["ladder@1 [whoosh]"]["hits"] == 4  # as in a whoosh-only run
+    assert data["policies"]["fragments@5 [whoosh]"]["hits"] == 3
+    assert all(f["questions"] == 5 for f in data["policies"].values())
+    assert set(data["routing_by_backend"]) == {"whoosh", "tantivy"}
+    text = (tmp_path / "both" / "report.md").read_text()
+    assert "## Backends side by side" in text and "| ladder@1 |" in text
+    first = json.loads((tmp_path / "both" / "results.jsonl").read_text().splitlines()[0])
+    assert set(first["gold_ranks"]) == {"whoosh", "tantivy"}
+    one = notes("bench", "run", str(bench), "--backend", "tantivy", "--limit", "2", "--out",
+                str(tmp_path / "one"))
+    assert one.returncode == 0, one.stderr
+    assert "| ladder@1 |" in one.stdout and "[tantivy]" not in one.stdout
+    assert "- index backend: tantivy" in (tmp_path / "one" / "report.md").read_text()
+    wrong = notes("bench", "run", str(bench), "--backend", "whoosh,lucene")
+    assert wrong.returncode == 1 and "--backend whoosh,tantivy" in wrong.stderr

@@ -17,6 +17,7 @@ from memory.bench.policies import POLICIES, Reading, route
 from memory.bench.reader import Paragraph
 from memory.bench.report import wilson, write_report
 from memory.bench.run import RunResult, run_bench
+from memory.recall import fill, gather
 from memory.search import parse_query, search
 
 NOTES = {
@@ -108,13 +109,13 @@ QUESTIONS = [
      "answer_lines": ["- The refunds queue is drained nightly."], "note": "infra/queues"},
 ]
 
-FRAGMENTS = {f"fragments@{k}" for k in (5, 10, 20, 40)}
+FRAGMENTS = {f"fragments@{k}" for k in (5, 10, 20, 40, 80)}
 ALL = set(POLICIES)
 EXPECTED_HITS = {
     "port": ALL,
     "host": ALL - FRAGMENTS,
     "eviction": ALL,
-    "rollback": ALL - {"ladder@1", "ladder-oracle"},
+    "rollback": ALL - {"ladder@1", "ladder-oracle", "ladder-zoom@1"},
     "queue": ALL - {"fragments@5"},
 }
 EXPECTED_ANY_LINE = {**EXPECTED_HITS, "rollback": ALL}
@@ -187,7 +188,7 @@ def expected_tokens(notes: Notes, folder: Path, query: str, gold: str) -> dict[s
     suggested = notes.suggest(query, 4)
     table = count(render.suggestions(suggested))
     top = [h.note for h in suggested.hits]
-    hits, _ = notes.index.run_search(lambda s: search(s, parse_query(query), "paragraph", 40))
+    hits, _ = notes.index.run_search(lambda s: search(s, parse_query(query), "paragraph", 80))
     paragraphs = [Paragraph(h.fields["note_id"], h.fields["section"], h.score,
                             _lines(folder, h.fields["note_id"], h.fields["lines"]))
                   for h in hits]
@@ -195,9 +196,26 @@ def expected_tokens(notes: Notes, folder: Path, query: str, gold: str) -> dict[s
     def joined(k: int) -> int:
         return count("\n".join(p.text.rstrip("\n") for p in paragraphs[:k]))
 
+    def zoom(note: str) -> int:
+        found = notes.section_map(note, query)
+        total = count(render.section_map(found)) + count(
+            render.section_text(notes.read_section(note, "state")))
+        rows = {r.id: r for r in found.rows}
+        for best in found.best[:1 if found.clear else 2]:
+            if best != "state":
+                ref = rows[best].zoom[0].blocks.ref if rows[best].zoom else best
+                total += count(render.section_text(notes.read_section(note, ref)))
+        return total
+
+    def recalled(budget: int, hierarchy: bool = True) -> int:
+        gathered = gather(notes.ladder, query, hierarchy=hierarchy)
+        return count(render.recalled(fill(notes.ladder, gathered, budget)))
+
     return {"ladder@1": table + climb(top[0]), "ladder@2": table + sum(map(climb, top[:2])),
-            "ladder-oracle": climb(gold),
-            **{f"fragments@{k}": joined(k) for k in (5, 10, 20, 40)},
+            "ladder-oracle": climb(gold), "ladder-zoom@1": table + zoom(top[0]),
+            **{f"recall@{n}": recalled(n) for n in (500, 1000, 2000)},
+            "recall-flat@1000": recalled(1000, hierarchy=False),
+            **{f"fragments@{k}": joined(k) for k in (5, 10, 20, 40, 80)},
             "hybrid": joined(5) + climb(route(paragraphs[:5]))}
 
 

@@ -7,17 +7,23 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import NOTES_BIN
 from mcp_server import catalog, create_server, measure_costs, over_budget
 from memory import load_config
 
 BUDGET = json.loads((Path(__file__).resolve().parent.parent / "memory" / "tool_budget.json")
                     .read_text())
+READ_ONLY = (True, None, None)  # the other hints only apply to tools that write
 EXPECTED = {
-    "suggest": ({"query": "string", "limit": "integer"}, ["query"], (True, False, True)),
-    "section_map": ({"note": "string", "query": "string"}, ["note"], (True, False, True)),
+    "suggest": ({"query": "string", "limit": "integer", "context": "string"}, ["query"],
+                READ_ONLY),
+    "section_map": ({"note": "string", "query": "string"}, ["note"], READ_ONLY),
     "read_section": ({"note": "string", "section": "string"}, ["note", "section"],
-                     (True, False, True)),
+                     READ_ONLY),
+    "recall": ({"query": "string", "budget": "integer", "context": "string"}, ["query"],
+               READ_ONLY),
     "create_note": ({"note": "string", "title": "string", "tags": "string"},
                     ["note", "title"], (False, False, False)),
     "write_state": ({"note": "string", "text": "string"}, ["note", "text"], (False, True, True)),
@@ -34,9 +40,10 @@ def test_tool_names_parameters_and_annotations(store_dir: Path) -> None:
         assert {k: v.get("type") for k, v in schema["properties"].items()} == params, name
         assert sorted(schema.get("required", [])) == sorted(required), name
         notes = tools[name]["annotations"]
-        assert (notes["readOnlyHint"], notes["destructiveHint"], notes["idempotentHint"]) \
-            == hints, name
+        assert (notes["readOnlyHint"], notes.get("destructiveHint"),
+                notes.get("idempotentHint")) == hints, name
         assert "outputSchema" not in tools[name], name
+        assert "_meta" not in tools[name] and "title" not in tools[name], name
         assert tools[name]["description"], name
 
 
@@ -60,3 +67,16 @@ def test_notes_tokens_prints_the_total(store_dir: Path) -> None:
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "catalog total |" in result.stdout and "within budget" in result.stdout
+
+
+def test_unknown_arguments_are_refused_though_the_schema_omits_it(store_dir: Path) -> None:
+    """The catalog leaves out ``additionalProperties: false``; the server still refuses."""
+    from fastmcp import Client
+    from fastmcp.exceptions import ToolError
+
+    async def call() -> None:
+        async with Client(create_server(load_config(store_dir))) as client:
+            await client.call_tool("suggest", {"query": "redis", "colour": "blue"})
+
+    with pytest.raises(ToolError, match="colour"):
+        asyncio.run(call())

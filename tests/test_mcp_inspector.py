@@ -32,8 +32,8 @@ def test_inspector_lists_the_tools(store_dir: Path, tmp_path: Path) -> None:
     result = inspector(store_dir, tmp_path, "--method", "tools/list")
     assert result.returncode == 0, result.stderr
     names = {t["name"] for t in json.loads(result.stdout)["tools"]}
-    assert names == {"suggest", "section_map", "read_section", "create_note", "write_state",
-                     "append_history"}
+    assert names == {"suggest", "section_map", "read_section", "recall", "create_note",
+                     "write_state", "append_history"}
 
 
 def test_inspector_calls_suggest(store_dir: Path, tmp_path: Path) -> None:

@@ -115,4 +115,4 @@ async def test_wrong_types_are_errors_not_crashes(client: Client) -> None:
 async def test_read_only_server_has_only_the_ladder(store_dir: Path) -> None:
     async with Client(create_server(load_config(store_dir), read_only=True)) as c:
         names = {t.name for t in await c.list_tools()}
-    assert names == {"suggest", "section_map", "read_section"}
+    assert names == {"suggest", "section_map", "read_section", "recall"}

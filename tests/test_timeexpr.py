@@ -63,3 +63,10 @@ def test_explicit_references() -> None:
 def test_any_text_never_raises(text: str) -> None:
     for found in find_ranges(text, BASE):
         assert found.start <= found.end
+
+
+def test_a_habitual_weekday_is_not_a_date() -> None:
+    """"los viernes" means every Friday, not last Friday."""
+    found = find_ranges("¿Qué se acordó a principios de octubre de 2025 sobre los viernes?",
+                        dt.date(2026, 11, 30))
+    assert [(r.start, r.end) for r in found] == [(dt.date(2025, 10, 1), dt.date(2025, 10, 10))]

@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..note import parse_note
+from .followups import FollowUpCounts, follow_ups, speakers_of
 from .questions import BenchError, Question, QuestionWriter, line_set, one_line, prepare_out
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",
@@ -40,13 +42,15 @@ class LocomoCounts:
     dropped_ids: int = 0
     no_evidence: int = 0
     categories: Counter[str] = field(default_factory=Counter)
+    follow_ups: FollowUpCounts | None = None
 
     def summary(self) -> str:
         cats = ", ".join(f"{name} {n}" for name, n in sorted(self.categories.items()))
-        return (f"{self.conversations} conversations, {self.sessions} sessions, {self.turns} "
+        text = (f"{self.conversations} conversations, {self.sessions} sessions, {self.turns} "
                 f"turns, {self.questions} questions ({cats}); {self.evidence_ids} evidence ids, "
                 f"{self.dropped_ids} dropped as malformed or unknown; {self.no_evidence} "
                 "questions with no evidence left")
+        return text + (f"\n{self.follow_ups.summary()}" if self.follow_ups else "")
 
 
 @dataclass(frozen=True)
@@ -58,11 +62,13 @@ class Conversation:
     sessions: int
 
 
-def locomo_to_bench(source: Path, out: Path, force: bool = False) -> LocomoCounts:
-    """Write the bench (``out/notes/*.md``, ``out/questions.jsonl``); return the counts."""
+def locomo_to_bench(source: Path, out: Path, force: bool = False,
+                    follow_ups: bool = False) -> LocomoCounts:
+    """Write the bench (``out/notes/*.md``, ``out/questions.jsonl``); return the counts.
+    With ``follow_ups``, the questions are rewritten as vague follow-ups (see followups.py)."""
     samples = _load(source)
     notes_dir = prepare_out(out, force)
-    counts = LocomoCounts()
+    counts = LocomoCounts(follow_ups=FollowUpCounts() if follow_ups else None)
     with QuestionWriter(out / "questions.jsonl") as writer:
         for number, sample in enumerate(samples, start=1):
             conversation = conversation_note(sample, number)
@@ -71,9 +77,25 @@ def locomo_to_bench(source: Path, out: Path, force: bool = False) -> LocomoCount
             counts.conversations += 1
             counts.sessions += conversation.sessions
             counts.turns += len(conversation.lines)
-            for question in questions_of(sample, conversation, counts):
-                writer.write(question)
+            questions = questions_of(sample, conversation, counts)
+            if counts.follow_ups is not None:
+                questions = list(_as_follow_ups(sample, questions, counts.follow_ups))
+            writer.write_all(questions)
     return counts
+
+
+def _as_follow_ups(sample: dict[str, Any], questions: list[Question],
+                   counts: FollowUpCounts) -> Iterator[Question]:
+    talk = sample["conversation"]
+    turns = [str(t.get("text", "")) for key, value in talk.items()
+             if _SESSION_KEY.match(key) and isinstance(value, list)
+             for t in value if isinstance(t, dict)]
+    speakers = speakers_of(one_line(str(talk.get("speaker_a", "A"))),
+                           one_line(str(talk.get("speaker_b", "B"))), turns)
+    qas = {question.id: qa for question, qa in
+           zip(questions, (qa for qa in sample.get("qa") or [] if isinstance(qa, dict)),
+               strict=True)}
+    return follow_ups(questions, qas, speakers, counts)
 
 
 def _load(source: Path) -> list[dict[str, Any]]:

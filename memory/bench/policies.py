@@ -10,24 +10,36 @@ calls, or the paragraphs' text) and its token count:
 - ``fragments@k``: the k best paragraphs of the whole store, no notes.
 - ``hybrid``: the 5 best paragraphs are shown and route the note (the most score among them);
   the ladder then reads that note (map + state + best section).
+- ``ladder-zoom@1``: like ``ladder@1``, but the best section is read through its best
+  block range when the map offers one (a long section), and when the map says no section
+  wins clearly the second best is read too (its block range, or whole).
+- ``recall@N`` (N = 500, 1000, 2000): one ``recall`` call with a budget of N tokens.
+- ``recall-flat@1000``: the same without the hierarchy (blocks ranked by their own score,
+  the state still first), to measure what the section's and note's scores add.
 - ``full``: every note whole (the same for every question, so counted once).
+
+Every policy that routes passes the question's ``context`` to ``suggest`` (low weight), and
+the maps are made at the question's ``date``, so time expressions resolve as when asked.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
 
 from ..errors import NotesError
-from ..ladder import Suggestions
+from ..ladder import SectionMap, Suggestions
 from .questions import Question, line_set
 from .reader import BenchReader, Paragraph
 
 SUGGEST_LIMIT = 4
-FRAGMENT_KS = (5, 10, 20, 40)
+FRAGMENT_KS = (5, 10, 20, 40, 80)
 HYBRID_PARAGRAPHS = 5
-POLICIES = ("ladder@1", "ladder@2", "ladder-oracle", *(f"fragments@{k}" for k in FRAGMENT_KS),
-            "hybrid", "full")
+RECALL_BUDGETS = (500, 1000, 2000)
+POLICIES = ("ladder@1", "ladder@2", "ladder-oracle", "ladder-zoom@1",
+            *(f"recall@{n}" for n in RECALL_BUDGETS), "recall-flat@1000",
+            *(f"fragments@{k}" for k in FRAGMENT_KS), "hybrid", "full")
 
 
 @dataclass(frozen=True)
@@ -60,8 +72,12 @@ class QuestionPass:
     def __init__(self, reader: BenchReader, question: Question, full: Reading) -> None:
         self.reader, self.question, self.full = reader, question, full
         self.query = question.question
+        self.context = " ".join(question.context) or None
+        self.today = question_day(question)
         self._suggested: tuple[Suggestions, str] | None = None
         self._paragraphs: list[Paragraph] | None = None
+        self._recalled: dict[int, str] | None = None
+        self._maps: dict[str, tuple[SectionMap, str]] = {}
         self._climbs: dict[str, tuple[str, ...]] = {}
 
     def run(self, policy: str) -> Reading | None:
@@ -70,6 +86,14 @@ class QuestionPass:
             return self.ladder(int(policy.removeprefix("ladder@")))
         if policy == "ladder-oracle":
             return self.oracle()
+        if policy == "ladder-zoom@1":
+            return self.zoom()
+        if policy.startswith("recall@"):
+            return self._reading([self.recalled()[int(policy.removeprefix("recall@"))]])
+        if policy == "recall-flat@1000":
+            flat = self.reader.recall(self.query, (1000,), self.context, self.today,
+                                      hierarchy=False)
+            return self._reading([flat[1000]])
         if policy.startswith("fragments@"):
             return self.fragments(int(policy.removeprefix("fragments@")))
         if policy == "hybrid":
@@ -80,8 +104,14 @@ class QuestionPass:
 
     def suggested(self) -> tuple[Suggestions, str]:
         if self._suggested is None:
-            self._suggested = self.reader.suggest(self.query, SUGGEST_LIMIT)
+            self._suggested = self.reader.suggest(self.query, SUGGEST_LIMIT, self.context)
         return self._suggested
+
+    def recalled(self) -> dict[int, str]:
+        if self._recalled is None:
+            self._recalled = self.reader.recall(self.query, RECALL_BUDGETS, self.context,
+                                                self.today)
+        return self._recalled
 
     def gold_rank(self) -> int | None:
         """Where ``suggest`` put the gold note (1-based), None when not in its list."""
@@ -128,8 +158,38 @@ class QuestionPass:
                 self._climbs[note] = (f"Error: {exc}",)
         return self._climbs[note]
 
+    def zoom(self) -> Reading:
+        result, table = self.suggested()
+        texts = [table]
+        if result.hits:
+            try:
+                texts.extend(self._zoom_climb(result.hits[0].note))
+            except NotesError as exc:
+                texts.append(f"Error: {exc}")
+        return self._reading(texts)
+
+    def mapped(self, note: str) -> tuple[SectionMap, str]:
+        """The note's map for the question (made once, shared by the ladder policies)."""
+        if note not in self._maps:
+            self._maps[note] = self.reader.section_map(note, self.query, self.today)
+        return self._maps[note]
+
+    def _zoom_climb(self, note: str) -> list[str]:
+        found, map_text = self.mapped(note)
+        texts = [map_text]
+        if self.reader.has_state(note):
+            texts.append(self.reader.read(note, "state"))
+        rows = {r.id: r for r in found.rows}
+        for section in found.best[:1 if found.clear else 2]:
+            row = rows.get(section)
+            if row is None or section == "state" or section.startswith("state/"):
+                continue
+            texts.append(self.reader.read(note, row.zoom[0].blocks.ref if row.zoom
+                                          else section))
+        return texts
+
     def _climb(self, note: str) -> tuple[str, ...]:
-        found, map_text = self.reader.section_map(note, self.query)
+        found, map_text = self.mapped(note)
         texts = [map_text]
         if self.reader.has_state(note):
             texts.append(self.reader.read(note, "state"))
@@ -141,6 +201,14 @@ class QuestionPass:
     def _reading(self, texts: list[str]) -> Reading:
         kept = tuple(t for t in texts if t)
         return Reading(kept, sum(self.reader.count(t) for t in kept))
+
+
+def question_day(question: Question) -> dt.date | None:
+    """The day the question is asked (None: today), from its ISO ``date``."""
+    try:
+        return dt.date.fromisoformat((question.date or "")[:10])
+    except ValueError:
+        return None
 
 
 def join_paragraphs(paragraphs: list[Paragraph]) -> str:

@@ -10,16 +10,22 @@ are the same as those of the ladder over the same files.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections import OrderedDict
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import render
 from ..api import Notes
-from ..config import Config, load_config
-from ..index import NoteIndex, Progress, RefreshReport
+from ..backends.base import SearchIndex, make_index
+from ..config import BACKENDS, Config, load_config
+from ..errors import ConfigError
+from ..index import Progress, RefreshReport
 from ..ladder import Ladder, SectionMap, Suggestions
+from ..recall import fill, gather
 from ..search import parse_query, search
 from ..store import LoadedNote, Store
 from ..text import split_lines
@@ -27,9 +33,14 @@ from ..text import split_lines
 NOTE_CACHE = 64  # parsed notes kept at once; a bench may hold a thousand notes
 
 
-def bench_config(notes_dir: Path, state_dir: Path) -> Config:
-    """The store's settings for a run: its index outside the bench, no usage logging."""
-    return dataclasses.replace(load_config(notes_dir, state_dir), usage_log=False)
+def bench_config(notes_dir: Path, state_dir: Path, backend: str = "whoosh") -> Config:
+    """The store's settings for a run: its index (of ``backend``) outside the bench, no
+    usage logging."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"{backend!r} is not a search backend; use one of "
+                          f"{', '.join(BACKENDS)}")
+    return dataclasses.replace(load_config(notes_dir, state_dir), usage_log=False,
+                               backend=backend)
 
 
 class CachingStore(Store):
@@ -52,17 +63,41 @@ class CachingStore(Store):
         return found
 
 
-class SteadyIndex(NoteIndex):
-    """An index refreshed once: the bench's notes do not change while it runs."""
+class SteadyIndex:
+    """An index of any backend, refreshed once: the bench's notes do not change while it
+    runs. Everything else is the backend's own (:class:`memory.backends.base.SearchIndex`)."""
 
-    _fresh = False
+    def __init__(self, inner: SearchIndex) -> None:
+        self.inner = inner
+        self.store, self.counter, self.notify, self.dir = (inner.store, inner.counter,
+                                                           inner.notify, inner.dir)
+        self._fresh = False
 
     def refresh(self, progress: Progress | None = None) -> RefreshReport:
         if self._fresh:
             return RefreshReport()
-        report = super().refresh(progress)
+        report = self.inner.refresh(progress)
         self._fresh = True
         return report
+
+    def open(self) -> Any:
+        return self.inner.open()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def update_notes(self, note_ids: list[str]) -> None:
+        self.inner.update_notes(note_ids)
+
+    def rebuild(self, reason: str = "rebuild requested",
+                progress: Progress | None = None) -> RefreshReport:
+        return self.inner.rebuild(reason, progress)
+
+    def run_search(self, fn: Callable[[Any], Any]) -> Any:
+        return self.inner.run_search(fn)
+
+    def searcher(self) -> AbstractContextManager[Any]:
+        return self.inner.searcher()
 
 
 @dataclass(frozen=True)
@@ -80,7 +115,7 @@ class BenchReader:
         self.notes = notes
         self.counter = notes.counter
         self.store = CachingStore(notes.config)
-        self.index = SteadyIndex(self.store, notes.counter, notes.index.notify)
+        self.index = SteadyIndex(make_index(self.store, notes.counter, notes.index.notify))
         self.ladder = Ladder(self.store, self.index, notes.counter)
         self._lines: OrderedDict[str, list[str]] = OrderedDict()
         self._reads: dict[tuple[str, str], str] = {}
@@ -92,13 +127,22 @@ class BenchReader:
     def count(self, text: str) -> int:
         return self.counter.count(text)
 
-    def suggest(self, query: str, limit: int) -> tuple[Suggestions, str]:
-        result = self.ladder.suggest(query, limit)
+    def suggest(self, query: str, limit: int,
+                context: str | None = None) -> tuple[Suggestions, str]:
+        result = self.ladder.suggest(query, limit, context)
         return result, render.suggestions(result)
 
-    def section_map(self, note: str, query: str) -> tuple[SectionMap, str]:
-        result = self.ladder.section_map(note, query)
+    def section_map(self, note: str, query: str,
+                    today: dt.date | None = None) -> tuple[SectionMap, str]:
+        result = self.ladder.section_map(note, query, today)
         return result, render.section_map(result)
+
+    def recall(self, query: str, budgets: tuple[int, ...], context: str | None = None,
+               today: dt.date | None = None, hierarchy: bool = True) -> dict[int, str]:
+        """The budgeted rung at each budget, rendered, from one search (no session prior:
+        a bench has no session)."""
+        gathered = gather(self.ladder, query, context, today, hierarchy=hierarchy)
+        return {b: render.recalled(fill(self.ladder, gathered, b)) for b in budgets}
 
     def read(self, note: str, section: str) -> str:
         """``read_section`` rendered; the same (note, section) is read from a cache."""

@@ -67,10 +67,13 @@ def split_figures(run: RunResult, key: str) -> dict[str, dict[str, Any]]:
             for value, rs in sorted(groups.items())}
 
 
-def routing_figures(results: list[QuestionResult]) -> dict[str, Any]:
+def routing_figures(results: list[QuestionResult], backend: str | None = None) -> dict[str, Any]:
+    """How often suggest put the gold note first and in its list (of ``backend``'s run when
+    the run has several)."""
     gold = [r for r in results if r.has_gold]
-    first = sum(r.gold_rank == 1 for r in gold)
-    top = sum(r.gold_rank is not None for r in gold)
+    ranks = [r.gold_ranks.get(backend, r.gold_rank) if backend else r.gold_rank for r in gold]
+    first = sum(rank == 1 for rank in ranks)
+    top = sum(rank is not None for rank in ranks)
     return {"questions": len(gold), "first": first, "first_rate": _ratio(first, len(gold)),
             "first_wilson95": [round(x, 4) for x in wilson(first, len(gold))],
             "top4": top, "top4_rate": _ratio(top, len(gold)),
@@ -109,7 +112,14 @@ def build_report(run: RunResult, command: str) -> dict[str, Any]:
         "by_where": split_figures(run, "where"),
         "routing": routing_figures(run.results),
         "limits": list(LIMITS),
-    }
+        "backends": list(run.backends),
+    } | _by_backend(run)
+
+
+def _by_backend(run: RunResult) -> dict[str, Any]:
+    if len(run.backends) < 2:
+        return {}
+    return {"routing_by_backend": {b: routing_figures(run.results, b) for b in run.backends}}
 
 
 def write_report(run: RunResult, out: Path, command: str, plot: bool = True) -> dict[str, Any]:
@@ -129,6 +139,7 @@ def write_report(run: RunResult, out: Path, command: str, plot: bool = True) -> 
 def _result_json(result: QuestionResult) -> dict[str, Any]:
     return {"id": result.id, "category": result.category, "where": result.where,
             "gold_rank": result.gold_rank,
+            **({"gold_ranks": result.gold_ranks} if result.gold_ranks else {}),
             "policies": {p: {"hit": o.hit, "any_line": o.any_line, "tokens": o.tokens}
                          for p, o in result.outcomes.items()}}
 
@@ -144,12 +155,12 @@ def markdown(data: dict[str, Any], plot: bool = True) -> str:
              f"- questions: {q['run']} run of {q['read']} read; skipped: "
              f"{q['skipped_no_answer_lines']} with no answer lines, "
              f"{q['skipped_answer_line_not_in_notes']} whose answer lines are not in the notes",
-             "", "## Policies", "", policy_table(data["policies"]), ""]
+             *_backends_lines(data), "", "## Policies", "", policy_table(data["policies"]), ""]
     if plot:
         lines += [f"![hit rate against mean tokens]({FILES['plot']})", ""]
     lines += ["## Hit rate by category", "", split_table(data["by_category"]), "",
               "## Hit rate by where the answer lived", "", split_table(data["by_where"]), "",
-              "## Routing (suggest, 4 notes)", "", routing_line(data["routing"]), "",
+              "## Routing (suggest, 4 notes)", "", routing_text(data), "",
               "## Limits", "", *[f"- {limit}" for limit in data["limits"]], ""]
     return "\n".join(lines)
 
@@ -177,6 +188,38 @@ def split_table(split: dict[str, dict[str, dict[str, Any]]]) -> str:
         cells = " | ".join(_pct(figures[p]["hit_rate"]) for p in policies)
         rows.append(f"| {value} | {n} | {cells} |")
     return "\n".join(rows)
+
+
+def _backends_lines(data: dict[str, Any]) -> list[str]:
+    backends = data.get("backends") or []
+    if len(backends) < 2:  # the default backend is not named, as before backends existed
+        return [f"- index backend: {backends[0]}"] if backends[:1] not in ([], ["whoosh"]) else []
+    return [f"- index backends: {', '.join(backends)}; every policy ran on each, shown as "
+            "`policy [backend]`", "", "## Backends side by side", "", backend_table(data)]
+
+
+def backend_table(data: dict[str, Any]) -> str:
+    """One row per policy: each backend's hit rate and mean tokens, then its routing."""
+    backends, policies = data["backends"], data["policies"]
+    names = list(dict.fromkeys(p.rsplit(" [", 1)[0] for p in policies))
+    rows = ["| policy | " + " | ".join(f"{b} hit rate | {b} mean tokens" for b in backends)
+            + " |", "|---|" + "---:|---:|" * len(backends)]
+    for name in names:
+        cells = [(policies[f"{name} [{b}]"]) for b in backends]
+        rows.append(f"| {name} | " + " | ".join(
+            f"{_pct(f['hit_rate'])} | {f['mean_tokens']:,.0f}" for f in cells) + " |")
+    routing = data["routing_by_backend"]
+    rows.append("| routing: gold note first | " + " | ".join(
+        f"{_pct(routing[b]['first_rate'])} | " for b in backends) + " |")
+    return "\n".join(rows)
+
+
+def routing_text(data: dict[str, Any]) -> str:
+    """The routing line, one per backend when the run has several."""
+    by_backend = data.get("routing_by_backend")
+    if not by_backend:
+        return routing_line(data["routing"])
+    return "\n".join(f"- {b}: {routing_line(r)}" for b, r in by_backend.items())
 
 
 def routing_line(routing: dict[str, Any]) -> str:

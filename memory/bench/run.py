@@ -3,11 +3,13 @@
 Questions are streamed twice (first to learn which lines are answers, then to run them), and
 the notes are scanned once, one at a time, to find where each answer line lives (state,
 history, other) and what reading the whole store costs. The index lives in a state folder
-outside the bench, and the usage log is off.
+outside the bench, and the usage log is off. The index is of one backend; :func:`run_backends`
+runs the same questions on several and merges them into one run, policy by policy.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import time
 from collections.abc import Callable
@@ -15,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..api import Notes
-from ..errors import NotesError
+from ..config import BACKENDS
+from ..errors import InvalidArgument, NotesError
 from ..text import split_lines
 from .policies import POLICIES, QuestionPass, Reading, check_policies
 from .questions import Question, bench_paths, read_questions
@@ -40,6 +43,7 @@ class QuestionResult:
     gold_rank: int | None  # the gold note's place in suggest's list (None: not in it)
     has_gold: bool
     outcomes: dict[str, Outcome]  # policies that applied
+    gold_ranks: dict[str, int | None] = field(default_factory=dict)  # by backend, when several
 
 
 @dataclass
@@ -54,6 +58,7 @@ class RunResult:
     store_tokens: int = 0
     seconds: float = 0.0
     limit: int | None = None
+    backends: list[str] = field(default_factory=lambda: ["whoosh"])
 
 
 @dataclass
@@ -66,13 +71,15 @@ class StoreScan:
 
 
 def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None = None,
-              state_dir: Path | None = None, progress: Progress | None = None) -> RunResult:
-    """Run ``policies`` (default: all) on the first ``limit`` questions of ``bench``."""
+              state_dir: Path | None = None, progress: Progress | None = None,
+              backend: str = "whoosh") -> RunResult:
+    """Run ``policies`` (default: all) on the first ``limit`` questions of ``bench``, over
+    an index of ``backend``."""
     names = check_policies(list(policies or POLICIES))
     notes_dir, questions_file = bench_paths(bench)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="notes-bench-") as scratch:
-        config = bench_config(notes_dir, state_dir or Path(scratch) / "state")
+        config = bench_config(notes_dir, state_dir or Path(scratch) / "state", backend)
         notes = Notes(config, notify=lambda _: None)
         reader = BenchReader(notes)
         try:
@@ -81,7 +88,7 @@ def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None 
                       for line in q.answer_lines}
             scan = scan_store(reader, wanted)
             run = RunResult(bench, names, notes=scan.notes, store_tokens=scan.tokens,
-                            limit=limit)
+                            limit=limit, backends=[backend])
             full = Reading((), scan.tokens, everything=True)
             for question in read_questions(questions_file, limit):
                 _run_question(reader, question, scan, full, run)
@@ -92,6 +99,45 @@ def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None 
             notes.close()
     run.seconds = time.perf_counter() - started
     return run
+
+
+def run_backends(bench: Path, backends: list[str], policies: list[str] | None = None,
+                 limit: int | None = None, state_dir: Path | None = None,
+                 progress: Progress | None = None) -> RunResult:
+    """:func:`run_bench` on each backend; with several, one run whose policies are named
+    ``policy [backend]`` (:func:`side_by_side`)."""
+    unknown = [b for b in backends if b not in BACKENDS]
+    if not backends or unknown or len(set(backends)) != len(backends):
+        raise InvalidArgument(f"backends: got {','.join(backends) or 'none'}; give each of "
+                              f"{', '.join(BACKENDS)} at most once, e.g. --backend "
+                              "whoosh,tantivy")
+    runs = [run_bench(bench, policies, limit, state_dir and state_dir / backend, progress,
+                      backend) for backend in backends]
+    return side_by_side(runs)
+
+
+def backend_policy(policy: str, backend: str) -> str:
+    return f"{policy} [{backend}]"
+
+
+def side_by_side(runs: list[RunResult]) -> RunResult:
+    """Runs of the same questions on several backends as one run: each policy once per
+    backend (next to each other), each question's gold rank kept per backend."""
+    if len(runs) == 1:
+        return runs[0]
+    first = runs[0]
+    backends = [run.backends[0] for run in runs]
+    merged = dataclasses.replace(
+        first, results=[], backends=backends, seconds=sum(r.seconds for r in runs),
+        policies=[backend_policy(p, b) for p in first.policies for b in backends])
+    for rows in zip(*(run.results for run in runs), strict=True):
+        outcomes = {backend_policy(p, b): row.outcomes[p]
+                    for p in first.policies for b, row in zip(backends, rows, strict=True)
+                    if p in row.outcomes}
+        ranks = {b: row.gold_rank for b, row in zip(backends, rows, strict=True)}
+        merged.results.append(dataclasses.replace(rows[0], outcomes=outcomes,
+                                                  gold_ranks=ranks))
+    return merged
 
 
 def scan_store(reader: BenchReader, wanted: set[str]) -> StoreScan:

@@ -76,7 +76,7 @@ async def test_stdout_carries_only_the_protocol(store_dir: Path, tmp_path: Path)
             async with ClientSession(r, w) as session:
                 await session.initialize()
                 names = {t.name for t in (await session.list_tools()).tools}
-                assert names == {"suggest", "section_map", "read_section"}
+                assert names == {"suggest", "section_map", "read_section", "recall"}
     assert "building the index" in log.read_text()
 
 

@@ -7,7 +7,8 @@ calls, or the paragraphs' text) and its token count:
   2 top notes its map with the question as query, its state, and the map's best section
   (``best[0]``, skipped when it is the state or inside it).
 - ``ladder-oracle``: the same on the gold note, without ``suggest``.
-- ``fragments@k``: the k best paragraphs of the whole store, no notes.
+- ``fragments@k``: the k best paragraphs of the whole store, no notes (with the question's
+  context weighted as for ``suggest``, so the comparison is fair on follow-up benches).
 - ``hybrid``: the 5 best paragraphs are shown and route the note (the most score among them);
   the ladder then reads that note (map + state + best section).
 - ``ladder-zoom@1``: like ``ladder@1``, but the best section is read through its best
@@ -146,7 +147,8 @@ class QuestionPass:
 
     def paragraphs(self) -> list[Paragraph]:
         if self._paragraphs is None:
-            self._paragraphs = self.reader.paragraphs(self.query, max(FRAGMENT_KS))
+            self._paragraphs = self.reader.paragraphs(self.query, max(FRAGMENT_KS),
+                                                      self.context)
         return self._paragraphs
 
     def climb(self, note: str) -> tuple[str, ...]:

@@ -160,9 +160,10 @@ class BenchReader:
     def has_state(self, note: str) -> bool:
         return self.store.load(note).note.state is not None
 
-    def paragraphs(self, query: str, k: int) -> list[Paragraph]:
-        """The ``k`` best paragraphs of the whole store, with their text from the note file."""
-        parsed = parse_query(query)
+    def paragraphs(self, query: str, k: int, context: str | None = None) -> list[Paragraph]:
+        """The ``k`` best paragraphs of the whole store, with their text from the note file;
+        ``context`` weighs as it does for ``suggest``, so fragments see what the ladder sees."""
+        parsed = parse_query(query, context)
         hits, _ = self.index.run_search(lambda s: search(s, parsed, "paragraph", k))
         return [self._paragraph(h.fields, h.score) for h in hits]
 

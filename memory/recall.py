@@ -33,7 +33,7 @@ NOTE_WEIGHT = 0.2  # share of the note's (normalised) routing score a block adds
 DATE_WEIGHT = 0.5  # added to a block whose entry falls inside the question's dates
 WHEN_WEIGHT = 0.3  # added, for a "when" question, to a block that carries a time
 STATE_SHARE = 0.35  # the best note's state comes first when it costs at most this share
-LABEL_TOKENS = 12  # what one group's label line costs, about
+LABEL_TOKENS = 8  # what a block adds to its group's label (",b7" or a wider range), at most
 TAIL_TOKENS = 50  # kept for the last line (tokens used, what was left out, the next block)
 K = TypeVar("K")
 
@@ -167,14 +167,15 @@ def _fill(query: str, budget: int, picked: list[Unit], ranked: list[Unit],
           ladder: Ladder) -> Recalled:
     """Greedy by score: a block joins when it fits (with a label if its group is new)."""
     room = budget - TAIL_TOKENS
-    used = sum(u.tokens + LABEL_TOKENS for u in picked)
+    used = sum(u.tokens + _label_cost(u, ladder) for u in picked)
     whole = {(u.note, u.section) for u in picked if u.block == 0}
     groups = {(u.note, u.section) for u in picked}
     left: list[Unit] = []
     for unit in ranked:
         if (unit.note, unit.section) in whole:
             continue
-        cost = unit.tokens + (0 if (unit.note, unit.section) in groups else LABEL_TOKENS)
+        cost = unit.tokens + (LABEL_TOKENS if (unit.note, unit.section) in groups
+                              else _label_cost(unit, ladder))
         if used + cost <= room:
             picked.append(unit)
             groups.add((unit.note, unit.section))
@@ -183,7 +184,7 @@ def _fill(query: str, budget: int, picked: list[Unit], ranked: list[Unit],
             left.append(unit)
     shown = _groups(picked, ladder)
     while shown and sum(g.tokens for g in shown) > room and len(picked) > 1:
-        left.insert(0, picked.pop())  # the label estimate was short: drop the weakest
+        left.insert(0, picked.pop())  # merged labels ran longer: drop the last picked
         shown = _groups(picked, ladder)
     nxt = left[0] if left else None
     return Recalled(query, budget, tuple(shown), sum(g.tokens for g in shown), len(left),
@@ -191,6 +192,16 @@ def _fill(query: str, budget: int, picked: list[Unit], ranked: list[Unit],
                     f"{nxt.note}#{BlockRange(nxt.section, nxt.block, nxt.block).ref}"
                     if nxt else None,
                     nxt.tokens if nxt else 0)
+
+
+def _label(note: str, ref: str, date: str | None) -> str:
+    return f"[{note}#{ref}" + (f" · {date}" if date else "") + "]\n"
+
+
+def _label_cost(unit: Unit, ladder: Ladder) -> int:
+    ref = unit.section if unit.block == 0 else BlockRange(unit.section, unit.block,
+                                                           unit.block).ref
+    return ladder.counter.count(_label(unit.note, ref, unit.date), remember=False)
 
 
 def _groups(picked: list[Unit], ladder: Ladder) -> list[Group]:
@@ -210,8 +221,7 @@ def _groups(picked: list[Unit], ladder: Ladder) -> list[Group]:
             f"{section}:" + ",".join(f"b{b}" for b in blocks)
         body = "".join(u.text if u.text.endswith("\n") else u.text + "\n" for u in units)
         date = units[0].date
-        label = f"[{note}#{ref}" + (f" · {date}" if date else "") + "]\n"
-        text = label + body
+        text = _label(note, ref, date) + body
         out.append(Group(note, ref, date, text, ladder.counter.count(text, remember=False)))
     return out
 

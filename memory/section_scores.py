@@ -66,20 +66,21 @@ def score_sections(sections: tuple[Section, ...], evidence: Evidence, question: 
     dated = frozenset(e.id for e in entries if _inside(e.date, ranges))
     if dated:
         lift = DATE_WEIGHT * max(text.values(), default=0.0) or 1.0
-        for entry_id in dated:
-            scores[entry_id] = scores.get(entry_id, 0.0) + lift
+        for entry in entries:  # file order: ties break the same way in every run
+            if entry.id in dated:
+                scores[entry.id] = scores.get(entry.id, 0.0) + lift
     return Scored({k: round(v, 2) for k, v in scores.items() if v > 0}, ranges, dated)
 
 
 def _text_scores(sections: tuple[Section, ...], evidence: Evidence) -> dict[str, float]:
     best_paragraph: dict[str, float] = {}
-    for (section, _block), score in evidence.paragraphs.items():
-        best_paragraph[section] = max(best_paragraph.get(section, 0.0), score)
-    known = {s.id for s in sections}
+    for (section_id, _block), score in evidence.paragraphs.items():
+        best_paragraph[section_id] = max(best_paragraph.get(section_id, 0.0), score)
     out: dict[str, float] = {}
-    for section_id in known & (set(evidence.sections) | set(best_paragraph)):
-        out[section_id] = evidence.sections.get(section_id, 0.0) + \
-            PARAGRAPH_WEIGHT * best_paragraph.get(section_id, 0.0)
+    for section in sections:  # in file order, so ties break the same way in every run
+        if section.id in evidence.sections or section.id in best_paragraph:
+            out[section.id] = evidence.sections.get(section.id, 0.0) + \
+                PARAGRAPH_WEIGHT * best_paragraph.get(section.id, 0.0)
     return out
 
 

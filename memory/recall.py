@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .errors import InvalidArgument
+from .errors import InvalidArgument, NotesError
 from .ladder import Ladder
 from .search import ParsedQuery, SearchHit, parse_query, search
 from .text import split_lines
@@ -125,21 +125,31 @@ def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, fl
     ranges = find_ranges(parsed.text, today)
     when = asks_when(parsed.text)
     units = []
-    lines: dict[str, list[str]] = {}
+    lines: dict[str, list[str] | None] = {}
     for hit in blocks:
         note, section = str(hit.fields["note_id"]), str(hit.fields["section"])
         score = hit.score / best_block + SECTION_WEIGHT * section_scores.get((note, section), 0)
         score += NOTE_WEIGHT * note_scores.get(note, 0.0)
         if ranges and _dated_inside(hit.fields.get("date"), ranges):
             score += DATE_WEIGHT
-        note_lines = lines.get(note)
+        note_lines = _note_lines(ladder, note, lines)
         if note_lines is None:
-            note_lines = lines[note] = split_lines(ladder.store.load(note).note.text)
+            continue  # the note went away or became unreadable since it was indexed
         unit = _unit(ladder, hit, score, note_lines)
         if when and mentions_time(unit.text):
             unit = dataclasses.replace(unit, score=unit.score + WHEN_WEIGHT)
         units.append(unit)
     return sorted(units, key=lambda u: -u.score)
+
+
+def _note_lines(ladder: Ladder, note: str,
+                seen: dict[str, list[str] | None]) -> list[str] | None:
+    if note not in seen:
+        try:
+            seen[note] = split_lines(ladder.store.load(note).note.text)
+        except NotesError:
+            seen[note] = None
+    return seen[note]
 
 
 def _unit(ladder: Ladder, hit: SearchHit, score: float, lines: list[str]) -> Unit:
@@ -154,7 +164,10 @@ def _unit(ladder: Ladder, hit: SearchHit, score: float, lines: list[str]) -> Uni
 def _state_unit(ladder: Ladder, note: str | None, budget: int) -> Unit | None:
     if note is None:
         return None
-    state = ladder.store.load(note).note.state
+    try:
+        state = ladder.store.load(note).note.state
+    except NotesError:
+        return None  # the note went away since it was routed: no state to show
     if state is None:
         return None
     tokens = ladder.counter.count(state.text)

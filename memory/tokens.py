@@ -83,10 +83,9 @@ class TokenCounter:
         if not text:
             return 0
         key = _key(text)
-        with self._lock:
-            known = self._recall(key)
-            if known is not None:
-                return known
+        known = self._known(key)
+        if known is not None:
+            return known
         counted = count_exact(text)
         if remember:
             with self._lock:
@@ -94,6 +93,10 @@ class TokenCounter:
             if len(self._pending) >= FLUSH_EVERY:
                 self.flush()
         return counted
+
+    def _known(self, key: str) -> int | None:
+        with self._lock:
+            return self._recall(key)
 
     def count_parts(self, parts: list[str]) -> int:
         """``count("".join(parts))``, as the sum of the parts' counts (each counted once,
@@ -104,8 +107,7 @@ class TokenCounter:
         if not text:
             return 0
         key = _key(text)
-        with self._lock:
-            known = self._recall(key)
+        known = self._known(key)
         if known is not None:
             return known
         groups = _cut_groups([p for p in parts if p])

@@ -54,15 +54,9 @@ def test_from_locomo_then_run(tmp_path: Path) -> None:
 def test_backends_side_by_side(tmp_path: Path) -> None:
     """`--backend whoosh,tantivy`: each policy once per backend in one report."""
     pytest.importorskip("tantivy")
-    from test_bench_policies import NOTES, QUESTIONS
+    from test_bench_policies import write_tiny_bench
 
-    bench = tmp_path / "tiny"
-    for note_id, text in NOTES.items():
-        path = bench / "notes" / f"{note_id}.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    (bench / "questions.jsonl").write_text(
-        "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in QUESTIONS), encoding="utf-8")
+    bench = write_tiny_bench(tmp_path / "tiny")
     ran = notes("bench", "run", str(bench), "--backend", "whoosh,tantivy", "--policies",
                 "ladder@1,fragments@5", "--json", "--out", str(tmp_path / "both"))
     assert ran.returncode == 0, ran.stderr

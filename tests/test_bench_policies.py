@@ -123,7 +123,11 @@ EXPECTED_ANY_LINE = {**EXPECTED_HITS, "rollback": ALL}
 
 @pytest.fixture
 def tiny_bench(tmp_path: Path) -> Path:
-    bench = tmp_path / "bench"
+    return write_tiny_bench(tmp_path / "bench")
+
+
+def write_tiny_bench(bench: Path) -> Path:
+    """The tiny bench (its notes and questions) written into ``bench``."""
     for note_id, text in NOTES.items():
         path = bench / "notes" / f"{note_id}.md"
         path.parent.mkdir(parents=True, exist_ok=True)

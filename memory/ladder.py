@@ -10,10 +10,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .backends.base import SearchIndex
-from .errors import AmbiguousSection, InvalidArgument, SectionNotFound
+from .errors import AmbiguousSection, InvalidArgument, NotesError, SectionNotFound
 from .note import Section
 from .search import SearchHit, parse_query, search, vagueness
 from .section_scores import Evidence, clear_winner, ranked_ids, score_sections, when_boosted
@@ -115,9 +116,20 @@ class Ladder:
         pool = limit + len(prior or {})
         hits, total = self.index.run_search(
             lambda searcher: search(searcher, parsed, "note", pool))
-        ranked = with_prior(hits, prior or {}, len(parsed.words))[:limit]
+        ranked = with_prior(hits, prior or {}, len(parsed.words), self._note_fields)[:limit]
         return Suggestions(query, tuple(_suggest_hit(h.fields, h.score, h.matched)
                                         for h in ranked), total, tuple(parsed.query_words))
+
+    def _note_fields(self, note_id: str) -> dict[str, object] | None:
+        """What ``suggest`` shows of a note that matched no word (None if it is gone)."""
+        try:
+            loaded = self.store.load(note_id)
+        except NotesError:
+            return None
+        state = loaded.note.state
+        return {"note_id": loaded.note_id, "title": loaded.note.title,
+                "tokens": self.counter.count(loaded.note.text),
+                "state_tokens": self.counter.count(state.text) if state else 0}
 
     def section_map(self, note_id: str, query: str | None = None,
                     today: dt.date | None = None) -> SectionMap:
@@ -244,18 +256,26 @@ class Ladder:
                       self.counter.count(section.text), section.parent, score, zoom)
 
 
-def with_prior(hits: list[SearchHit], prior: dict[str, float],
-               words: int) -> list[SearchHit]:
+def with_prior(hits: list[SearchHit], prior: dict[str, float], words: int,
+               unmatched: Callable[[str], dict[str, object] | None] = lambda _: None
+               ) -> list[SearchHit]:
     """Hits re-ranked with the session prior. The vaguer the message (the fewer its own
     words: 1 word counts fully, 5 or more not at all), the more a note read lately gains:
     up to ``PRIOR_WEIGHT`` × the best score × its prior. So "y el lag?" stays with the note
-    at hand, while a message that names another topic still goes there."""
+    at hand, while a message that names another topic still goes there. A prior note that
+    matched nothing joins with half that gain (so it stays below the best note that matched
+    the message), when ``unmatched(note)`` gives its fields."""
     vague = vagueness(words)
-    if not prior or not hits or vague <= 0:
+    if not prior or vague <= 0:
         return hits
-    lift = PRIOR_WEIGHT * vague * max(h.score for h in hits)
+    lift = PRIOR_WEIGHT * vague * max((h.score for h in hits), default=1.0)
     lifted = [dataclasses.replace(h, score=round(h.score + lift * prior.get(
         str(h.fields["note_id"]), 0.0), 2)) for h in hits]
+    seen = {str(h.fields["note_id"]) for h in hits}
+    for note, weight in prior.items():
+        fields = unmatched(note) if note not in seen else None
+        if fields is not None:
+            lifted.append(SearchHit(fields, round(lift * weight / 2, 2), ()))
     return sorted(lifted, key=lambda h: -h.score)
 
 

@@ -209,3 +209,15 @@ def test_a_when_question_prefers_the_lines_that_carry_a_time() -> None:
     when = when_boosted(raw, note.sections, "¿cuándo fue el failover?")
     assert when.paragraphs == {(entry.id, first): 2.0, (entry.id, second): 2.0 * (1 + WHEN_BOOST)}
     assert when_boosted(raw, note.sections, "qué pasó con el failover") == raw
+
+
+def test_the_note_at_hand_is_offered_even_when_a_vague_message_matches_nothing_in_it(
+        lib: Notes) -> None:
+    vague = "¿y las colas?"  # matches the queues note only
+    assert [h.note for h in lib.suggest(vague, session="fresh").hits] == ["infra/queues"]
+    lib.section_map("infra/replica", session="reading", today=ASKED)
+    offered = [h.note for h in lib.suggest(vague, session="reading").hits]
+    assert offered[0] == "infra/queues" and "infra/replica" in offered
+    hit = next(h for h in lib.suggest(vague, session="reading").hits
+               if h.note == "infra/replica")
+    assert hit.matched == () and hit.title == "Réplica de base de datos" and hit.tokens > 0

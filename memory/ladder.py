@@ -116,9 +116,11 @@ class Ladder:
         pool = limit + len(prior or {})
         hits, total = self.index.run_search(
             lambda searcher: search(searcher, parsed, "note", pool))
-        ranked = with_prior(hits, prior or {}, len(parsed.words), self._note_fields)[:limit]
+        ranked = with_prior(hits, prior or {}, len(parsed.words), self._note_fields)
+        total += len(ranked) - len(hits)  # notes the prior added count among the candidates
         return Suggestions(query, tuple(_suggest_hit(h.fields, h.score, h.matched)
-                                        for h in ranked), total, tuple(parsed.query_words))
+                                        for h in ranked[:limit]), total,
+                           tuple(parsed.query_words))
 
     def _note_fields(self, note_id: str) -> dict[str, object] | None:
         """What ``suggest`` shows of a note that matched no word (None if it is gone)."""

@@ -221,3 +221,5 @@ def test_the_note_at_hand_is_offered_even_when_a_vague_message_matches_nothing_i
     hit = next(h for h in lib.suggest(vague, session="reading").hits
                if h.note == "infra/replica")
     assert hit.matched == () and hit.title == "Réplica de base de datos" and hit.tokens > 0
+    nothing = lib.suggest("zzzyzx", session="reading")  # matches no note at all
+    assert [h.note for h in nothing.hits] == ["infra/replica"] and nothing.total == 1

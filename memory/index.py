@@ -28,7 +28,7 @@ from whoosh.codec import base as _codec_base
 from whoosh.writing import LockError
 
 from .analysis import ANALYZER_VERSION
-from .backends.scan import note_stats
+from .backends.scan import changed_files
 from .backends.whoosh_searcher import SharedSearcher
 from .documents import SCHEMA_VERSION, build_schema, doc_digest, note_documents
 from .errors import IndexUnavailable
@@ -171,18 +171,9 @@ class NoteIndex:
     def _refresh(self, progress: Progress | None) -> RefreshReport:
         ix = self.open()
         known = self._known_files(ix)
-        stats = note_stats(self.store.root)  # Store.files() without its per-file realpath
-        report = RefreshReport()
-        changed: list[NoteFile] = []
-        for note_id, (path, mtime_ns, size) in stats.items():
-            old = known.get(note_id)
-            if old and old["mtime_ns"] == mtime_ns and old["size"] == size:
-                report.unchanged += 1
-            else:
-                changed.append(NoteFile(note_id, Path(path), mtime_ns, size))
-        report.removed = sorted(set(known) - set(stats))
+        changed, removed, unchanged = changed_files(self.store.root, known)
+        report = RefreshReport(unchanged=unchanged, removed=removed)
         if changed or report.removed:
-            changed.sort(key=lambda f: f.note_id)
             report.indexed = self._write(changed, report.removed, known, progress)
             report.unchanged += len(changed) - len(report.indexed)
         return report

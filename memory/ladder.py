@@ -20,7 +20,7 @@ from .search import SearchHit, parse_query, search, vagueness
 from .section_scores import Evidence, clear_winner, ranked_ids, score_sections, when_boosted
 from .store import LoadedNote, Store
 from .text import split_lines
-from .timeexpr import parse_date_ref
+from .timeexpr import dated_inside, parse_date_ref
 from .tokens import TokenCounter
 from .zoom import ZOOM_TOKENS, BlockRange, Window, block_text, own_blocks, parse_block_ref, windows
 
@@ -230,15 +230,7 @@ class Ladder:
         wanted = parse_date_ref(key)
         if wanted is None or loaded.note.section(key) is not None:
             return None
-        inside = []
-        for entry in loaded.note.entries:
-            try:
-                day = dt.date.fromisoformat((entry.date or "")[:10])
-            except ValueError:
-                continue
-            if wanted.contains(day):
-                inside.append(entry)
-        return inside
+        return [e for e in loaded.note.entries if dated_inside(e.date, (wanted,))]
 
     def _read_entries(self, loaded: LoadedNote, key: str,
                       entries: list[Section]) -> SectionText:

@@ -22,7 +22,7 @@ from .errors import InvalidArgument, NotesError
 from .ladder import Ladder
 from .search import ParsedQuery, SearchHit, parse_query, search
 from .text import split_lines
-from .timeexpr import TimeRange, asks_when, find_ranges, mentions_time
+from .timeexpr import asks_when, dated_inside, find_ranges, mentions_time
 from .zoom import BlockRange
 
 MIN_BUDGET, MAX_BUDGET = 100, 20_000
@@ -116,7 +116,6 @@ def fill(ladder: Ladder, gathered: Gathered, budget: int) -> Recalled:
 
 def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, float],
                   today: dt.date, hierarchy: bool) -> list[Unit]:
-    ladder.index.refresh()
     blocks, _ = ladder.index.run_search(lambda s: search(s, parsed, "paragraph", POOL))
     sections, _ = ladder.index.run_search(lambda s: search(s, parsed, "section", POOL))
     section_scores = _normalised({(str(h.fields["note_id"]), str(h.fields["section"])): h.score
@@ -130,7 +129,7 @@ def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, fl
         note, section = str(hit.fields["note_id"]), str(hit.fields["section"])
         score = hit.score / best_block + SECTION_WEIGHT * section_scores.get((note, section), 0)
         score += NOTE_WEIGHT * note_scores.get(note, 0.0)
-        if ranges and _dated_inside(hit.fields.get("date"), ranges):
+        if dated_inside(hit.fields.get("date"), ranges):
             score += DATE_WEIGHT
         note_lines = _note_lines(ladder, note, lines)
         if note_lines is None:
@@ -242,11 +241,3 @@ def _groups(picked: list[Unit], ladder: Ladder) -> list[Group]:
 def _normalised(scores: dict[K, float]) -> dict[K, float]:
     top = max(scores.values(), default=0.0)
     return {k: v / top for k, v in scores.items()} if top > 0 else {}
-
-
-def _dated_inside(date: object, ranges: list[TimeRange]) -> bool:
-    try:
-        day = dt.date.fromisoformat(str(date)[:10])
-    except ValueError:
-        return False
-    return any(r.contains(day) for r in ranges)

@@ -16,7 +16,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from .note import Section
-from .timeexpr import TimeRange, asks_when, find_ranges, mentions_time
+from .timeexpr import TimeRange, asks_when, dated_inside, find_ranges, mentions_time
 
 PARAGRAPH_WEIGHT = 0.5  # share of the best paragraph's score a section adds to its own
 NEIGHBOUR_WEIGHT = 0.15  # share of the adjacent entries' text scores an entry borrows
@@ -63,7 +63,7 @@ def score_sections(sections: tuple[Section, ...], evidence: Evidence, question: 
         if near and text.get(entry.id):
             scores[entry.id] += NEIGHBOUR_WEIGHT * max(near)
     ranges = tuple(find_ranges(question, today))
-    dated = frozenset(e.id for e in entries if _inside(e.date, ranges))
+    dated = frozenset(e.id for e in entries if dated_inside(e.date, ranges))
     if dated:
         lift = DATE_WEIGHT * max(text.values(), default=0.0) or 1.0
         for entry in entries:  # file order: ties break the same way in every run
@@ -82,16 +82,6 @@ def _text_scores(sections: tuple[Section, ...], evidence: Evidence) -> dict[str,
             out[section.id] = evidence.sections.get(section.id, 0.0) + \
                 PARAGRAPH_WEIGHT * best_paragraph.get(section.id, 0.0)
     return out
-
-
-def _inside(date: str | None, ranges: tuple[TimeRange, ...]) -> bool:
-    if not date or not ranges:
-        return False
-    try:
-        day = dt.date.fromisoformat(date[:10])
-    except ValueError:
-        return False
-    return any(r.contains(day) for r in ranges)
 
 
 def ranked_ids(scored: Scored, pickable: set[str]) -> list[tuple[str, float]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from .text import fold
@@ -54,6 +54,21 @@ class TimeRange:
 
     def contains(self, day: dt.date) -> bool:
         return self.start <= day <= self.end
+
+
+def day_of(value: object) -> dt.date | None:
+    """The day of an ISO date or datetime (an entry's ``2026-11-03`` or ``2026-11-03 14:10``,
+    a question's ``2026-11-03T14:10``); None when it is not one."""
+    try:
+        return dt.date.fromisoformat(str(value or "")[:10])
+    except ValueError:
+        return None
+
+
+def dated_inside(value: object, ranges: Iterable[TimeRange]) -> bool:
+    """Whether the ISO date ``value`` falls in any of ``ranges`` (False for no date)."""
+    day = day_of(value)
+    return day is not None and any(r.contains(day) for r in ranges)
 
 
 def parse_date_ref(value: str) -> TimeRange | None:

@@ -11,7 +11,11 @@ are links and builds no paths: about 8 ms for 2,200 notes.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from ..store import NoteFile
 
 Stat = tuple[str, int, int]  # path, mtime_ns, size
 
@@ -48,3 +52,21 @@ def note_stats(root: Path) -> dict[str, Stat]:
                 continue
             found[prefix + name[:-3]] = (entry.path, stat.st_mtime_ns, stat.st_size)
     return found
+
+
+def changed_files(root: Path, known: Mapping[str, Mapping[str, Any]]
+                  ) -> tuple[list[NoteFile], list[str], int]:
+    """What a refresh must do, from the files on disk and what the index holds of each note
+    (its stored ``mtime_ns`` and ``size``): the files whose stat changed (by note id), the
+    note ids whose files are gone, and how many are unchanged. Both backends use it."""
+    stats = note_stats(root)
+    changed: list[NoteFile] = []
+    unchanged = 0
+    for note_id, (path, mtime_ns, size) in stats.items():
+        old = known.get(note_id)
+        if old and old["mtime_ns"] == mtime_ns and old["size"] == size:
+            unchanged += 1
+        else:
+            changed.append(NoteFile(note_id, Path(path), mtime_ns, size))
+    changed.sort(key=lambda f: f.note_id)
+    return changed, sorted(set(known) - set(stats)), unchanged

@@ -23,7 +23,6 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from ..documents import note_documents
@@ -33,7 +32,7 @@ from ..store import LoadedNote, NoteFile, Store
 from ..tokens import TokenCounter
 from . import tantivy_files as tf
 from . import tantivy_schema as ts
-from .scan import note_stats
+from .scan import changed_files
 from .tantivy_files import IndexBusy, IndexDamaged, LiveFiles
 from .tantivy_search import TantivySearcher
 
@@ -146,18 +145,9 @@ class TantivyIndex:
         """Re-index the notes whose content changed since they were indexed."""
         with self._lock:
             known = self._known_files()
-            report = RefreshReport()
-            stats = note_stats(self.store.root)
-            changed = []
-            for note_id, (path, mtime_ns, size) in stats.items():
-                old = known.get(note_id)
-                if old and old["mtime_ns"] == mtime_ns and old["size"] == size:
-                    report.unchanged += 1
-                else:
-                    changed.append(NoteFile(note_id, Path(path), mtime_ns, size))
-            report.removed = sorted(set(known) - set(stats))
+            changed, removed, unchanged = changed_files(self.store.root, known)
+            report = RefreshReport(unchanged=unchanged, removed=removed)
             if changed or report.removed:
-                changed.sort(key=lambda f: f.note_id)
                 report.indexed = self._write(changed, report.removed, known, progress)
                 report.unchanged += len(changed) - len(report.indexed)
             return report

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from ..errors import NotesError
 from ..ladder import SectionMap, Suggestions
+from ..timeexpr import day_of
 from .questions import Question, line_set
 from .reader import BenchReader, Paragraph
 
@@ -207,10 +208,7 @@ class QuestionPass:
 
 def question_day(question: Question) -> dt.date | None:
     """The day the question is asked (None: today), from its ISO ``date``."""
-    try:
-        return dt.date.fromisoformat((question.date or "")[:10])
-    except ValueError:
-        return None
+    return day_of(question.date)
 
 
 def join_paragraphs(paragraphs: list[Paragraph]) -> str:

@@ -115,3 +115,22 @@ def test_bench_perf_end_to_end(tmp_path: Path) -> None:
     assert report.index("## Targets") < report.index(KEEP_MARKER) < report.index("## Why, by")
     assert (out / "performance.png").stat().st_size > 0
     assert "report in" in result.stdout
+
+
+def test_a_process_that_ignores_sigterm_is_killed_not_waited_on_forever() -> None:
+    """The harness stops `notes watch` and servers it started; on a loaded machine a clean
+    exit can be slow, and the run must go on instead of failing on a timeout."""
+    import sys
+    import time
+
+    from memory.perf.measure import stop_process
+
+    ignore = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); " \
+             "print('ready', flush=True); time.sleep(60)"
+    proc = subprocess.Popen([sys.executable, "-c", ignore], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    start = time.monotonic()
+    stop_process(proc, patience=0.5)
+    proc.stdout.close()
+    assert proc.returncode == -9
+    assert time.monotonic() - start < 30

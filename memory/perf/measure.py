@@ -29,6 +29,7 @@ from .generator import PerfQuery
 Figures = dict[str, Any]
 POLL_SECONDS = 0.01
 VISIBLE_TIMEOUT = 60.0
+STOP_PATIENCE = 60.0
 
 
 def notes_command() -> list[str]:
@@ -166,8 +167,18 @@ def watcher_process(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
             raise RuntimeError("notes watch did not start")
         yield proc
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        stop_process(proc)
+
+
+def stop_process(proc: subprocess.Popen[str], patience: float = STOP_PATIENCE) -> None:
+    """SIGTERM, then SIGKILL if the process has not exited after ``patience`` seconds: a
+    loaded machine can make a clean exit slow, and that is not what is being measured."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=patience)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def watcher_update(notes: Notes, env: dict[str, str], runs: int = 5) -> Figures:

@@ -208,7 +208,7 @@ def _with_progress(run: Callable[[Callable[[int, int], None]], RefreshReport]) -
             state["bar"] = click.progressbar(length=total, label="indexing notes",
                                              file=sys.stderr)
             state["bar"].__enter__()
-        state["bar"].update(done - state.get("done", 0))
+        state["bar"].update(max(0, done - state.get("done", 0)))  # a retry starts at 0
         state["done"] = done
 
     try:

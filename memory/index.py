@@ -29,6 +29,7 @@ from whoosh.writing import LockError
 
 from .analysis import ANALYZER_VERSION
 from .backends.scan import changed_files
+from .backends.whoosh_build import ParallelBuildFailed, build_procs, open_writer
 from .backends.whoosh_searcher import SharedSearcher
 from .documents import SCHEMA_VERSION, build_schema, doc_digest, note_documents
 from .errors import IndexUnavailable
@@ -52,7 +53,6 @@ Progress = Callable[[int, int], None]
 Observer = Callable[[list[LoadedNote]], None]
 Notify = Callable[[str], None]
 VERSION = {"schema": SCHEMA_VERSION, "analyzer": ANALYZER_VERSION}
-_WRITER_TIMEOUT = 30.0
 
 
 @dataclass
@@ -74,7 +74,7 @@ class NoteIndex:
     """Owns the Whoosh index of one store; the only writer of it."""
 
     def __init__(self, store: Store, counter: TokenCounter, notify: Notify = _quiet,
-                 observer: Observer | None = None) -> None:
+                 observer: Observer | None = None, build_procs: int | None = None) -> None:
         self.store = store
         self.counter = counter
         self.notify = notify
@@ -83,6 +83,9 @@ class NoteIndex:
         self._ix: Any = None
         self._lock = threading.RLock()  # one writer at a time inside this process
         self._building = False  # True while a rebuild fills a new, empty index
+        self._documents_added = 0  # by the rebuild under way
+        self.build_procs = build_procs  # None: as many as the cores, where safe (whoosh_build)
+        self.last_build_procs = 1  # processes the last rebuild was started with
         # what the index holds of each note, by (generation, inode of the index folder)
         self._known: tuple[tuple[int, int], dict[str, dict[str, Any]]] | None = None
         self._searchers = SharedSearcher(self.dir, lambda: _retrying(
@@ -210,10 +213,11 @@ class NoteIndex:
             return _note_documents(rebuilt)
 
     def _write(self, files: list[NoteFile], removed: list[str],
-               known: dict[str, dict[str, Any]], progress: Progress | None) -> list[str]:
+               known: dict[str, dict[str, Any]], progress: Progress | None,
+               procs: int = 1) -> list[str]:
         ix = self.open()
         loaded: list[LoadedNote] = []
-        writer = ix.writer(timeout=_WRITER_TIMEOUT, delay=0.01)
+        writer = open_writer(ix, procs)
         try:
             for note_id in removed:
                 writer.delete_by_term("note_id", note_id)
@@ -249,6 +253,7 @@ class NoteIndex:
         if self._building:  # an empty new index: nothing to compare with
             for document in fresh.values():
                 writer.add_document(**document)
+            self._documents_added += len(fresh)
             return loaded
         stored = self._stored_digests(writer, entry.note_id)
         for doc_id in stored.keys() - fresh.keys():
@@ -283,15 +288,7 @@ class NoteIndex:
             fresh = self.dir.with_name(f"index.new-{os.getpid()}")
             shutil.rmtree(fresh, ignore_errors=True)
             try:
-                fresh.mkdir(parents=True)
-                ix = whoosh_index.create_in(str(fresh), build_schema())
-                files = self.store.files()
-                self._ix = ix
-                self._building = True
-                try:
-                    indexed = self._write(files, [], {}, progress)
-                finally:
-                    self._building = False
+                indexed = self._fill(fresh, self.store.files(), progress)
                 (fresh / "version.json").write_text(json.dumps(VERSION))
                 self.close()
                 _swap(fresh, self.dir)
@@ -302,6 +299,34 @@ class NoteIndex:
                                        "NOTES_STATE_DIR to a writable folder") from exc
         self._ix = whoosh_index.open_dir(str(self.dir))
         return RefreshReport(indexed=indexed, rebuilt=True, reason=reason)
+
+    def _fill(self, fresh: Path, files: list[NoteFile], progress: Progress | None) -> list[str]:
+        """Write every note into a new index in ``fresh``: with worker processes where
+        whoosh_build allows it, again in this process if a worker failed."""
+        procs = self.last_build_procs = build_procs(len(files), self.build_procs)
+        if procs > 1:
+            try:
+                return self._fill_with(fresh, files, progress, procs)
+            except ParallelBuildFailed as exc:
+                self.close()
+                self.notify(f"notes: {exc}; building the index again in this process")
+                shutil.rmtree(fresh, ignore_errors=True)
+        return self._fill_with(fresh, files, progress, 1)
+
+    def _fill_with(self, fresh: Path, files: list[NoteFile], progress: Progress | None,
+                   procs: int) -> list[str]:
+        fresh.mkdir(parents=True)
+        self._ix = whoosh_index.create_in(str(fresh), build_schema())
+        self._building, self._documents_added = True, 0
+        try:
+            indexed = self._write(files, [], {}, progress, procs)
+        finally:
+            self._building = False
+        held = self._ix.doc_count_all()
+        if procs > 1 and held != self._documents_added:
+            raise ParallelBuildFailed(f"the parallel build holds {held} of "
+                                      f"{self._documents_added} documents")
+        return indexed
 
     @contextlib.contextmanager
     def _build_lock(self) -> Iterator[None]:

@@ -233,7 +233,10 @@ METHOD = """## How each figure is measured
   than the note's title) or an entry's rare word; each knows its note (and entry).
 - **Full build**: `Notes.refresh_index(rebuild=True)` in a fresh process with an empty state
   folder (token counts not cached), timed from the call; peak memory is that process's
-  `ru_maxrss`. The rebuild with a warm token cache is a second such process.
+  `ru_maxrss`, plus, when Whoosh builds with one worker process per core
+  (`memory/backends/whoosh_build.py`), the largest worker's peak times the number of
+  workers: an upper bound (peaks need not coincide, and pages a forked worker shares with
+  its parent count twice). The rebuild with a warm token cache is a second such process.
 - **Warm ladder**: one process, after one warm-up call; every query once: `suggest` (which
   stats every note file first), `section_map` of the expected note with the query, then
   `read_section` of the map's best section. The usage log is on, as for users.

@@ -1,0 +1,124 @@
+"""A whole new Whoosh index built by worker processes (memory/backends/whoosh_build.py) must
+answer exactly as one built in one process, and a worker that dies must neither hang the
+build nor leave it short: the build is done again in one process."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from whoosh.multiproc import SubWriterTask
+
+from memory import Notes, load_config
+from memory.backends import whoosh_build
+from memory.backends.whoosh_build import GuardedMpWriter, build_procs
+
+GOLDEN = [json.loads(line) for line in
+          (Path(__file__).parent / "golden_routing.jsonl").read_text().splitlines() if line]
+needs_fork = pytest.mark.skipif(not whoosh_build.parallel_safe(),
+                                reason="worker processes start by fork only")
+
+
+def built_notes(store: Path, state: Path, procs: int, messages: list[str]) -> Notes:
+    config = dataclasses.replace(load_config(store, state), backend="whoosh", usage_log=False)
+    notes = Notes(config, notify=messages.append)
+    notes.index.build_procs = procs
+    notes.refresh_index(rebuild=True)
+    return notes
+
+
+def answers(notes: Notes) -> list[object]:
+    """Every golden question's hits and scores, and the map of its gold note, with equal
+    scores put in name order (only their order may differ between builds)."""
+    seen: list[object] = []
+    for case in GOLDEN:
+        hits = notes.suggest(case["question"], limit=8).hits
+        seen.append(sorted((-round(h.score, 6), h.note) for h in hits))
+        section_map = notes.section_map(case["note"], query=case["question"])
+        seen.append(sorted((-round(row.score or 0.0, 6), row.id, row.tokens)
+                           for row in section_map.rows))
+    return seen
+
+
+def segment_files(notes: Notes) -> list[str]:
+    return sorted(p.name for p in Path(notes.index.dir).glob("*.seg"))
+
+
+@needs_fork
+def test_workers_build_the_same_index_as_one_process(store_dir: Path, tmp_path: Path) -> None:
+    serial = built_notes(store_dir, tmp_path / "one", 1, [])
+    parallel = built_notes(store_dir, tmp_path / "two", 2, [])
+    assert len(segment_files(serial)) == 1
+    assert len(segment_files(parallel)) == 2  # one per worker: the parallel path ran
+    assert parallel.index.open().doc_count_all() == serial.index.open().doc_count_all()
+    assert answers(parallel) == answers(serial)
+    assert [n.note for n in parallel.list_notes()] == [n.note for n in serial.list_notes()]
+    serial.close()
+    parallel.close()
+
+
+@needs_fork
+def test_a_worker_that_dies_costs_a_second_build_not_documents(
+        store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def die(self: SubWriterTask, filename: str, doc_count: int) -> None:
+        os._exit(3)  # in the forked worker only: this process never calls it
+
+    monkeypatch.setattr(SubWriterTask, "_process_file", die)
+    messages: list[str] = []
+    notes = built_notes(store_dir, tmp_path / "state", 2, messages)
+    assert any("building the index again in this process" in m for m in messages), messages
+    assert len(segment_files(notes)) == 1
+    monkeypatch.undo()
+    reference = built_notes(store_dir, tmp_path / "reference", 1, [])
+    assert notes.index.open().doc_count_all() == reference.index.open().doc_count_all()
+    assert answers(notes) == answers(reference)
+    notes.close()
+    reference.close()
+
+
+@needs_fork
+def test_cancel_stops_the_workers(tmp_path: Path) -> None:
+    from whoosh import fields, index
+
+    ix = index.create_in(str(tmp_path), fields.Schema(body=fields.TEXT))
+    writer = GuardedMpWriter(ix, procs=2, multisegment=True, batchsize=10)
+    for number in range(100):
+        writer.add_document(body=f"document {number}")
+    assert writer.tasks
+    writer.cancel()
+    assert not any(task.is_alive() for task in writer.tasks)
+
+
+def test_one_process_where_forking_is_unsafe_or_does_not_pay() -> None:
+    assert build_procs(whoosh_build.PARALLEL_MIN_NOTES - 1) == 1
+    assert build_procs(10_000, requested=1) == 1
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:  # a server or `notes watch` has other threads: never fork there
+        assert build_procs(10_000) == 1
+        assert build_procs(10_000, requested=4) == 1
+    finally:
+        stop.set()
+        other.join()
+
+
+@needs_fork
+def test_a_big_store_uses_every_core() -> None:
+    assert build_procs(10_000) == whoosh_build.available_cores()
+    assert build_procs(5, requested=2) == 2
+
+
+@needs_fork
+def test_a_build_leaves_no_thread_behind(store_dir: Path, tmp_path: Path) -> None:
+    """Whoosh's queues start a feeder thread each; left running, they would make every later
+    build in this process (a second `rebuild`, a test run) fall back to one process."""
+    before = threading.active_count()
+    notes = built_notes(store_dir, tmp_path / "state", 2, [])
+    assert len(segment_files(notes)) == 2
+    assert threading.active_count() == before
+    notes.close()

@@ -221,5 +221,8 @@ def test_the_note_at_hand_is_offered_even_when_a_vague_message_matches_nothing_i
     hit = next(h for h in lib.suggest(vague, session="reading").hits
                if h.note == "infra/replica")
     assert hit.matched == () and hit.title == "Réplica de base de datos" and hit.tokens > 0
+    named = next(h for h in lib.suggest("réplica de base de datos", session="fresh").hits
+                 if h.note == "infra/replica")  # the same note, matched: the same costs
+    assert (hit.tokens, hit.state_tokens) == (named.tokens, named.state_tokens)
     nothing = lib.suggest("zzzyzx", session="reading")  # matches no note at all
     assert [h.note for h in nothing.hits] == ["infra/replica"] and nothing.total == 1

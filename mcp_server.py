@@ -195,7 +195,13 @@ def start_watcher(notes: Notes) -> Any:
         except Exception:  # a watcher thread must never die
             log.exception("refresh failed")
 
-    watcher = Watcher(notes.config.notes_dir, refresh, refresh)
+    def tidy() -> None:  # once the notes are quiet: merge what quick commits left
+        try:
+            notes.tidy_index()
+        except Exception:  # a watcher thread must never die
+            log.exception("tidying the index failed")
+
+    watcher = Watcher(notes.config.notes_dir, refresh, refresh, on_idle=tidy)
     watcher.start()
     return watcher
 

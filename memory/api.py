@@ -200,6 +200,10 @@ class Notes:
         self.index.open()
         return self.index.refresh(progress=progress)
 
+    def tidy_index(self) -> int:
+        """Merge the small index segments that quick commits left; how many were merged."""
+        return self.index.tidy()
+
     def check(self) -> list[FileProblem]:
         """Format problems of every note, then history entries changed since recorded."""
         return check_store(self.store, self.counter) + self.history.problems()

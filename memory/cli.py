@@ -191,12 +191,14 @@ def log(ctx: click.Context, note: str, title: str, date: str | None, as_json: bo
 @json_option
 @click.pass_context
 def index(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
-    """Bring the index up to date with the notes (only changed notes are re-indexed)."""
+    """Bring the index up to date with the notes (only changed notes are re-indexed), then
+    merge the small index segments that quick updates left behind."""
     notes = _notes(ctx)
     if sys.stderr.isatty() and not as_json:
         report = _with_progress(lambda p: notes.refresh_index(rebuild, p))
     else:
         report = notes.refresh_index(rebuild)
+    notes.tidy_index()  # merge the small segments quick commits left (Whoosh)
     _emit(as_json, report, lambda r: _index_summary(r, notes))
 
 
@@ -263,14 +265,32 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
 
     notes = _notes(ctx)
     notes.refresh_index()
+    notes.tidy_index()
     done = threading.Event()
 
     def changed(paths: list[Path]) -> None:
-        report = notes.refresh_index()
+        try:
+            report = notes.refresh_index()
+        except NotesError as exc:  # say it and keep watching: the next change may succeed
+            click.echo(f"Error: {exc}", err=True)
+            return
         names = ", ".join(report.indexed + [f"-{r}" for r in report.removed]) or "no change"
         click.echo(f"re-indexed: {names}", err=True)
 
-    watcher = Watcher(notes.config.notes_dir, changed, lambda: changed([]), quiet_seconds)
+    def tidy() -> None:  # once the notes are quiet: merge what quick commits left
+        try:
+            merged = notes.tidy_index()
+        except NotesError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            return
+        if merged:
+            click.echo(f"tidied: merged {merged} small index segments", err=True)
+
+    def reconcile() -> None:  # every minute: what the events missed
+        changed([])
+        tidy()
+
+    watcher = Watcher(notes.config.notes_dir, changed, reconcile, quiet_seconds, on_idle=tidy)
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     watcher.start()
     click.echo(f"watching {notes.config.notes_dir} (Ctrl-C to stop)", err=True)

@@ -28,8 +28,15 @@ from whoosh.codec import base as _codec_base
 from whoosh.writing import LockError
 
 from .analysis import ANALYZER_VERSION
+from .backends import whoosh_files
 from .backends.scan import changed_files
-from .backends.whoosh_build import ParallelBuildFailed, build_procs, open_writer
+from .backends.whoosh_build import (
+    ParallelBuildFailed,
+    build_procs,
+    commit_quickly,
+    open_writer,
+    tidy,
+)
 from .backends.whoosh_searcher import SharedSearcher
 from .documents import SCHEMA_VERSION, build_schema, doc_digest, note_documents
 from .errors import IndexUnavailable
@@ -48,6 +55,7 @@ def _os_random_segment_id(cls: type, size: int = 16) -> str:
 # parent (or a test framework that reseeds `random`) then pick the same name and a commit
 # fails. Segment names come from the OS's randomness instead.
 _codec_base.Segment._random_id = classmethod(_os_random_segment_id)
+whoosh_files.install()  # segment files are read in place, not copied (backends/whoosh_files)
 
 Progress = Callable[[int, int], None]
 Observer = Callable[[list[LoadedNote]], None]
@@ -181,6 +189,15 @@ class NoteIndex:
             report.unchanged += len(changed) - len(report.indexed)
         return report
 
+    def tidy(self) -> int:
+        """Merge the small segments that quick commits left (see whoosh_build); returns how
+        many were merged. A busy index is left for the next tidy."""
+        with self._lock:
+            try:
+                return tidy(self.open())
+            except LockError:
+                return 0
+
     def update_notes(self, note_ids: list[str]) -> None:
         """Re-index these notes now (after a write); a busy index is left to the next read."""
         with self._lock:
@@ -227,7 +244,10 @@ class NoteIndex:
                     loaded.append(note)
                 if progress:
                     progress(number, len(files))
-            writer.commit()
+            if procs > 1:
+                writer.commit()
+            else:
+                commit_quickly(writer)
         except BaseException:
             writer.cancel()
             raise

@@ -5,6 +5,8 @@ and renames it over the note), so events are reduced to "this note path changed"
 ``src_path`` and from a move's ``dest_path``, and each path waits for a quiet period before
 one re-index. Hidden files and folders, swap and temp files are ignored. Events can be lost
 (inotify queue overflow, network mounts), so a full refresh by mtime also runs periodically.
+Work that may wait (merging the small index segments quick commits leave) runs once the notes
+have been quiet for IDLE_SECONDS after a re-index, so a save never waits for it.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from watchdog.observers import Observer
 
 QUIET_SECONDS = 0.3
 RECONCILE_SECONDS = 60.0
+IDLE_SECONDS = 2.0
 
 OnChange = Callable[[list[Path]], None]
+OnIdle = Callable[[], None]
 
 
 def is_note_path(path: str, root: Path) -> bool:
@@ -37,11 +41,14 @@ def is_note_path(path: str, root: Path) -> bool:
 class Debouncer(FileSystemEventHandler):
     """Collects changed note paths and hands them over once they have been quiet."""
 
-    def __init__(self, root: Path, on_change: OnChange, quiet: float = QUIET_SECONDS) -> None:
+    def __init__(self, root: Path, on_change: OnChange, quiet: float = QUIET_SECONDS,
+                 on_idle: OnIdle | None = None, idle: float = IDLE_SECONDS) -> None:
         self.root, self.on_change, self.quiet = root, on_change, quiet
+        self.on_idle, self.idle = on_idle, idle
         self.pending: dict[str, float] = {}
         self.lock = threading.Lock()
         self.stopped = threading.Event()
+        self.idle_at: float | None = None  # when on_idle is due (None: not since it last ran)
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.is_directory or event.event_type in ("opened", "closed_no_write"):
@@ -65,14 +72,27 @@ class Debouncer(FileSystemEventHandler):
             ready = self.due()
             if ready:
                 self.on_change(ready)
+                self.idle_at = time.monotonic() + self.idle
+            elif self._idle_due():
+                self.idle_at = None
+                assert self.on_idle is not None
+                self.on_idle()
+
+    def _idle_due(self) -> bool:
+        """Idle work is due: a re-index happened, then nothing changed for ``idle`` s."""
+        if self.on_idle is None or self.idle_at is None or time.monotonic() < self.idle_at:
+            return False
+        with self.lock:
+            return not self.pending
 
 
 class Watcher:
-    """Observer + debouncer + periodic reconcile; ``stop()`` ends all of it."""
+    """Observer + debouncer (+ idle work) + periodic reconcile; ``stop()`` ends all of it."""
 
     def __init__(self, root: Path, on_change: OnChange, reconcile: Callable[[], None],
-                 quiet: float = QUIET_SECONDS, every: float = RECONCILE_SECONDS) -> None:
-        self.debouncer = Debouncer(root, on_change, quiet)
+                 quiet: float = QUIET_SECONDS, every: float = RECONCILE_SECONDS,
+                 on_idle: OnIdle | None = None) -> None:
+        self.debouncer = Debouncer(root, on_change, quiet, on_idle)
         self.observer = Observer()
         self.observer.schedule(self.debouncer, str(root), recursive=True)
         self.reconcile, self.every = reconcile, every

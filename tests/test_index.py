@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -114,31 +116,37 @@ def test_state_lives_in_one_hidden_folder(notes: Notes, store_dir: Path) -> None
     assert notes.config.state_dir == store_dir / ".notes"
 
 
-def test_watch_reindexes_a_saved_note(store_dir: Path) -> None:
+def test_watch_reindexes_a_saved_note_then_tidies_when_quiet(store_dir: Path) -> None:
     env = {**os.environ, "NOTES_DIR": str(store_dir)}
     subprocess.run([str(NOTES_BIN), "index"], env=env, check=True, capture_output=True)
     watcher = subprocess.Popen([str(NOTES_BIN), "watch", "--quiet-seconds", "0.2"], env=env,
                                stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    assert watcher.stderr is not None
+    threading.Thread(target=lambda: [lines.put(x) for x in watcher.stderr or ()],
+                     daemon=True).start()
     try:
-        assert watcher.stderr is not None
-        assert "watching" in watcher.stderr.readline()
-        path = store_dir / "glossary.md"
-        tmp = store_dir / "4913"
-        tmp.write_text(path.read_text() + "\n- Zeppelin: the watcher test's term.\n")
-        os.replace(tmp, path)  # an editor's rename-save
-        line = watcher.stderr.readline()
-        assert "re-indexed: glossary" in line
+        assert "watching" in lines.get(timeout=60)
+        for note, term in [("glossary", "Zeppelin"), ("infra/redis", "Quokka")]:
+            path = store_dir / f"{note}.md"
+            tmp = store_dir / "4913"
+            tmp.write_text(path.read_text() + f"\n- {term}: the watcher test's term.\n")
+            os.replace(tmp, path)  # an editor's rename-save
+            assert f"re-indexed: {note}" in lines.get(timeout=60)
         notes = Notes(load_config(store_dir), notify=lambda _: None)
         with notes.index.searcher() as searcher:  # no refresh: the watcher did the work
             from memory.search import parse_query, search
 
             hits, _ = search(searcher, parse_query("zeppelin"), "note", 5)
         assert [h.fields["note_id"] for h in hits] == ["glossary"]
+        # each save was one quick commit (a small segment); once quiet, they are merged
+        assert "tidied: merged 2 small index segments" in lines.get(timeout=60)
+        assert [h.note for h in notes.suggest("quokka").hits] == ["infra/redis"]
+        notes.close()
     finally:
         watcher.terminate()
         watcher.wait(timeout=10)
-        if watcher.stderr is not None:
-            watcher.stderr.close()
+        watcher.stderr.close()
     assert watcher.returncode == 0
 
 

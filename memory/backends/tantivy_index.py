@@ -152,6 +152,11 @@ class TantivyIndex:
                 report.unchanged += len(changed) - len(report.indexed)
             return report
 
+    def tidy(self) -> int:
+        """Nothing is left to merge: tantivy's writer merges segments itself, in native
+        threads that each write waits for (tantivy_files.open_writers). Returns 0."""
+        return 0
+
     def update_notes(self, note_ids: list[str]) -> None:
         """Re-index these notes now (after a write); a busy index is left to the next read."""
         with self._lock:

@@ -89,6 +89,9 @@ class SteadyIndex:
     def update_notes(self, note_ids: list[str]) -> None:
         self.inner.update_notes(note_ids)
 
+    def tidy(self) -> int:
+        return self.inner.tidy()
+
     def rebuild(self, reason: str = "rebuild requested",
                 progress: Progress | None = None) -> RefreshReport:
         return self.inner.rebuild(reason, progress)

@@ -1,18 +1,24 @@
-"""A whole new Whoosh index built by worker processes (memory/backends/whoosh_build.py) must
-answer exactly as one built in one process, and a worker that dies must neither hang the
-build nor leave it short: the build is done again in one process."""
+"""How Whoosh indexes are written (memory/backends/whoosh_build.py).
+
+A whole new index built by worker processes must answer exactly as one built in one process,
+and a worker that dies must neither hang the build nor leave it short: the build is done
+again in one process. A commit of a few notes merges no segments until MERGE_AT small ones
+wait, and `tidy` (run by `notes index` and `notes watch`) merges them without changing any
+answer."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
+import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 from whoosh.multiproc import SubWriterTask
 
+from conftest import NOTES_BIN
 from memory import Notes, load_config
 from memory.backends import whoosh_build
 from memory.backends.whoosh_build import GuardedMpWriter, build_procs
@@ -122,3 +128,73 @@ def test_a_build_leaves_no_thread_behind(store_dir: Path, tmp_path: Path) -> Non
     assert len(segment_files(notes)) == 2
     assert threading.active_count() == before
     notes.close()
+
+
+def edit(store: Path, note: str, word: str) -> None:
+    path = store / f"{note}.md"
+    path.write_text(path.read_text(encoding="utf-8") + f"\n- Added {word}.\n", encoding="utf-8")
+
+
+def small_count(notes: Notes) -> int:
+    return len(whoosh_build.small_segments(list(notes.index.open()._segments())))
+
+
+def test_quick_commits_merge_nothing_until_tidy_merges_them(store_dir: Path,
+                                                            tmp_path: Path) -> None:
+    notes = built_notes(store_dir, tmp_path / "state", 1, [])
+    targets = ["infra/redis", "infra/ci-pipeline", "infra/terraform"]
+    for number, note in enumerate(targets):
+        edit(store_dir, note, f"zqquick{number}")
+        notes.refresh_index()
+        assert [h.note for h in notes.suggest(f"zqquick{number}").hits] == [note]
+    assert small_count(notes) == len(targets)  # one per commit, none merged yet
+    generation = notes.index.open().latest_generation()
+    assert notes.tidy_index() == len(targets)
+    assert small_count(notes) == 1  # merged into one (still small beside the build's)
+    assert notes.tidy_index() == 0  # nothing left: and nothing written
+    assert notes.index.open().latest_generation() == generation + 1
+    for number, note in enumerate(targets):
+        assert [h.note for h in notes.suggest(f"zqquick{number}").hits] == [note]
+    # Deleted documents still count in BM25's statistics until their segment is merged, so
+    # scores drift a little from a fresh build's (as before this change); the routing holds.
+    reference = built_notes(store_dir, tmp_path / "reference", 1, [])
+    assert first_notes(notes) == first_notes(reference)
+    notes.close()
+    reference.close()
+
+
+def first_notes(notes: Notes) -> list[str]:
+    return [notes.suggest(case["question"]).hits[0].note for case in GOLDEN]
+
+
+def test_a_commit_merges_once_enough_small_segments_wait(store_dir: Path,
+                                                         tmp_path: Path) -> None:
+    notes = built_notes(store_dir, tmp_path / "state", 1, [])
+    counts = []
+    for number in range(whoosh_build.MERGE_AT):
+        edit(store_dir, "infra/redis", f"zqmerge{number}")
+        notes.refresh_index()
+        counts.append(small_count(notes))
+    assert counts[:-1] == list(range(1, whoosh_build.MERGE_AT))
+    assert counts[-1] <= 1  # the commit that would make MERGE_AT merged them all
+    assert all(notes.suggest(f"zqmerge{n}").hits for n in range(whoosh_build.MERGE_AT))
+    notes.close()
+
+
+def test_notes_index_tidies(store_dir: Path, tmp_path: Path) -> None:
+    notes = built_notes(store_dir, tmp_path / "state", 1, [])
+    for number in range(2):
+        edit(store_dir, "infra/redis", f"zqcli{number}")
+        notes.refresh_index()
+    assert small_count(notes) == 2
+    notes.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTES_")}
+    env |= {"NOTES_DIR": str(store_dir), "NOTES_STATE_DIR": str(tmp_path / "state")}
+    done = subprocess.run([NOTES_BIN, "index"], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    config = dataclasses.replace(load_config(store_dir, tmp_path / "state"), backend="whoosh",
+                                 usage_log=False)
+    after = Notes(config, notify=lambda _: None)
+    assert small_count(after) == 1
+    assert [h.note for h in after.suggest("zqcli1").hits] == ["infra/redis"]
+    after.close()

@@ -198,3 +198,26 @@ def test_notes_index_tidies(store_dir: Path, tmp_path: Path) -> None:
     assert small_count(after) == 1
     assert [h.note for h in after.suggest("zqcli1").hits] == ["infra/redis"]
     after.close()
+
+
+def test_a_view_file_reads_like_bytesio_without_copying_the_view() -> None:
+    import io
+    import pickle
+
+    from memory.backends.whoosh_files import view_file
+
+    data = pickle.dumps(["a", 1, {"b": 2.5}], 2) + b"line one\nline two\nlast"
+    source = bytearray(data)
+    ours, theirs = view_file(memoryview(source)), io.BytesIO(data)
+    for handle in (ours, theirs):
+        assert pickle.load(handle) == ["a", 1, {"b": 2.5}]
+    assert ours.tell() == theirs.tell()
+    assert ours.readline() == theirs.readline() == b"line one\n"
+    assert list(ours) == list(theirs) == [b"line two\n", b"last"]
+    for offset, whence in [(3, 0), (-4, 2), (2, 1), (0, 0)]:
+        assert ours.seek(offset, whence) == theirs.seek(offset, whence)
+        assert ours.read(5) == theirs.read(5)
+    assert ours.read() == theirs.read() and ours.read(3) == theirs.read(3) == b""
+    source[0:1] = b"X"  # the view is read in place: a change to its memory shows
+    ours.seek(0)
+    assert ours.read(1) == b"X"

@@ -137,8 +137,10 @@ class GuardedMpWriter(MpWriter):  # type: ignore[misc]
 # Whoosh merges small segments at commit time, in Python: at a million tokens, merging five
 # one-note segments (1-2 MB) took 0.55-0.9 s, the worst case of a saved note becoming
 # searchable. So a commit of a few notes merges nothing until MERGE_AT small segments have
-# accumulated, and `notes watch` (every minute) and `notes index` merge them ("tidy") when
-# nobody is waiting for a search.
+# accumulated (then that commit merges them), and `tidy` merges them when nobody waits: in
+# `notes watch` and the MCP server's watcher once the notes have been quiet for 2 s and every
+# minute, and in `notes index`. MERGE_AT is not higher because each small segment costs a
+# search about 1.7 ms at a million tokens (warm suggest p95 7.6 ms with none, 34 ms with 16).
 MERGE_AT = 8
 SMALL_SHARE = 8  # a segment is small when it holds fewer than 1/8 of the largest's documents
 

@@ -1,9 +1,12 @@
 """One Whoosh searcher per index object, reused while the index's files stay the same.
 
-Opening a Whoosh searcher copies every sub-file of each segment out of its memory map (a
-``BytesIO`` of a ``memoryview``): tens of megabytes per call at a million tokens, most of a
-``suggest``. So each :class:`memory.index.NoteIndex` (one per process in the CLI and the MCP
-server) keeps one searcher, shared by the process's threads one search at a time (Whoosh
+Opening a Whoosh searcher used to copy every sub-file of each segment out of its memory map
+(a ``BytesIO`` of a ``memoryview``): tens of megabytes per call at a million tokens, most of a
+``suggest``. ``whoosh_files`` now reads them in place, so opening costs under a millisecond,
+but a searcher opened anew for each ``suggest`` still costs about 2 ms more at a million
+tokens (p50 7.4 against 5.6 ms, measured alternating). So each
+:class:`memory.index.NoteIndex` (one per process in the CLI and the MCP server) keeps one
+searcher, shared by the process's threads one search at a time (Whoosh
 searchers are not thread-safe; searching is CPU-bound Python, so this costs no throughput),
 and opens a new one when the files of the index change: a commit here or in another process
 (a new table of contents; segment names are random), a rebuild swapped in, or damage (a

@@ -188,20 +188,15 @@ def start_watcher(notes: Notes) -> Any:
     from memory.watch import Watcher
 
     def refresh(_: object = None) -> None:
-        try:
-            report = notes.index.refresh()
-            if report.indexed or report.removed:
-                log.info("re-indexed %s", ", ".join(report.indexed + report.removed))
-        except Exception:  # a watcher thread must never die
-            log.exception("refresh failed")
+        report = notes.index.refresh()
+        if report.indexed or report.removed:
+            log.info("re-indexed %s", ", ".join(report.indexed + report.removed))
 
-    def tidy() -> None:  # once the notes are quiet: merge what quick commits left
-        try:
-            notes.tidy_index()
-        except Exception:  # a watcher thread must never die
-            log.exception("tidying the index failed")
+    def failed(exc: Exception) -> None:  # the watcher goes on after logging it
+        log.error("keeping the index fresh failed", exc_info=exc)
 
-    watcher = Watcher(notes.config.notes_dir, refresh, refresh, on_idle=tidy)
+    watcher = Watcher(notes.config.notes_dir, refresh, refresh,
+                      on_idle=notes.tidy_index, on_error=failed)
     watcher.start()
     return watcher
 

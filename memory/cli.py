@@ -269,20 +269,12 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
     done = threading.Event()
 
     def changed(paths: list[Path]) -> None:
-        try:
-            report = notes.refresh_index()
-        except NotesError as exc:  # say it and keep watching: the next change may succeed
-            click.echo(f"Error: {exc}", err=True)
-            return
+        report = notes.refresh_index()
         names = ", ".join(report.indexed + [f"-{r}" for r in report.removed]) or "no change"
         click.echo(f"re-indexed: {names}", err=True)
 
     def tidy() -> None:  # once the notes are quiet: merge what quick commits left
-        try:
-            merged = notes.tidy_index()
-        except NotesError as exc:
-            click.echo(f"Error: {exc}", err=True)
-            return
+        merged = notes.tidy_index()
         if merged:
             click.echo(f"tidied: merged {merged} small index segments", err=True)
 
@@ -290,6 +282,7 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
         changed([])
         tidy()
 
+    # an error is printed (Error: ...) and watching goes on: the next change may succeed
     watcher = Watcher(notes.config.notes_dir, changed, reconcile, quiet_seconds, on_idle=tidy)
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     watcher.start()

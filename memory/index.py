@@ -82,7 +82,7 @@ class NoteIndex:
     """Owns the Whoosh index of one store; the only writer of it."""
 
     def __init__(self, store: Store, counter: TokenCounter, notify: Notify = _quiet,
-                 observer: Observer | None = None, build_procs: int | None = None) -> None:
+                 observer: Observer | None = None) -> None:
         self.store = store
         self.counter = counter
         self.notify = notify
@@ -92,7 +92,7 @@ class NoteIndex:
         self._lock = threading.RLock()  # one writer at a time inside this process
         self._building = False  # True while a rebuild fills a new, empty index
         self._documents_added = 0  # by the rebuild under way
-        self.build_procs = build_procs  # None: as many as the cores, where safe (whoosh_build)
+        self.build_procs: int | None = None  # for rebuilds; None: whoosh_build decides
         self.last_build_procs = 1  # processes the last rebuild was started with
         # what the index holds of each note, by (generation, inode of the index folder)
         self._known: tuple[tuple[int, int], dict[str, dict[str, Any]]] | None = None
@@ -244,10 +244,7 @@ class NoteIndex:
                     loaded.append(note)
                 if progress:
                     progress(number, len(files))
-            if procs > 1:
-                writer.commit()
-            else:
-                commit_quickly(writer)
+            commit_quickly(writer)
         except BaseException:
             writer.cancel()
             raise

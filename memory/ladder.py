@@ -248,14 +248,13 @@ class Ladder:
 
 
 def with_prior(hits: list[SearchHit], prior: dict[str, float], words: int,
-               unmatched: Callable[[str], dict[str, object] | None] = lambda _: None
-               ) -> list[SearchHit]:
+               unmatched: Callable[[str], dict[str, object] | None]) -> list[SearchHit]:
     """Hits re-ranked with the session prior. The vaguer the message (the fewer its own
     words: 1 word counts fully, 5 or more not at all), the more a note read lately gains:
     up to ``PRIOR_WEIGHT`` × the best score × its prior. So "y el lag?" stays with the note
     at hand, while a message that names another topic still goes there. A prior note that
     matched nothing joins with half that gain (so it stays below the best note that matched
-    the message), when ``unmatched(note)`` gives its fields."""
+    the message), with the fields ``unmatched(note)`` gives (none: the note is gone)."""
     vague = vagueness(words)
     if not prior or vague <= 0:
         return hits

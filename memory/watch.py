@@ -6,12 +6,16 @@ and renames it over the note), so events are reduced to "this note path changed"
 one re-index. Hidden files and folders, swap and temp files are ignored. Events can be lost
 (inotify queue overflow, network mounts), so a full refresh by mtime also runs periodically.
 Work that may wait (merging the small index segments quick commits leave) runs once the notes
-have been quiet for IDLE_SECONDS after a re-index, so a save never waits for it.
+have been quiet for IDLE_SECONDS after a re-index, so a save never waits for it. An error in
+any of these callbacks goes to ``on_error`` and the watching goes on: a thread that died would
+leave the index silently stale.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -25,7 +29,20 @@ RECONCILE_SECONDS = 60.0
 IDLE_SECONDS = 2.0
 
 OnChange = Callable[[list[Path]], None]
-OnIdle = Callable[[], None]
+OnIdle = Callable[[], object]
+OnError = Callable[[Exception], None]
+
+
+def print_error(exc: Exception) -> None:
+    print(f"Error: {exc}", file=sys.stderr, flush=True)
+
+
+def guarded(work: Callable[[], object], on_error: OnError) -> None:
+    """Run ``work``; an exception goes to ``on_error`` instead of ending the thread."""
+    try:
+        work()
+    except Exception as exc:
+        on_error(exc)
 
 
 def is_note_path(path: str, root: Path) -> bool:
@@ -42,9 +59,10 @@ class Debouncer(FileSystemEventHandler):
     """Collects changed note paths and hands them over once they have been quiet."""
 
     def __init__(self, root: Path, on_change: OnChange, quiet: float = QUIET_SECONDS,
-                 on_idle: OnIdle | None = None, idle: float = IDLE_SECONDS) -> None:
+                 on_idle: OnIdle | None = None, idle: float = IDLE_SECONDS,
+                 on_error: OnError = print_error) -> None:
         self.root, self.on_change, self.quiet = root, on_change, quiet
-        self.on_idle, self.idle = on_idle, idle
+        self.on_idle, self.idle, self.on_error = on_idle, idle, on_error
         self.pending: dict[str, float] = {}
         self.lock = threading.Lock()
         self.stopped = threading.Event()
@@ -71,16 +89,15 @@ class Debouncer(FileSystemEventHandler):
         while not self.stopped.wait(self.quiet / 3):
             ready = self.due()
             if ready:
-                self.on_change(ready)
+                guarded(functools.partial(self.on_change, ready), self.on_error)
                 self.idle_at = time.monotonic() + self.idle
-            elif self._idle_due():
+            elif self.on_idle is not None and self._idle_due():
                 self.idle_at = None
-                assert self.on_idle is not None
-                self.on_idle()
+                guarded(self.on_idle, self.on_error)
 
     def _idle_due(self) -> bool:
         """Idle work is due: a re-index happened, then nothing changed for ``idle`` s."""
-        if self.on_idle is None or self.idle_at is None or time.monotonic() < self.idle_at:
+        if self.idle_at is None or time.monotonic() < self.idle_at:
             return False
         with self.lock:
             return not self.pending
@@ -91,8 +108,8 @@ class Watcher:
 
     def __init__(self, root: Path, on_change: OnChange, reconcile: Callable[[], None],
                  quiet: float = QUIET_SECONDS, every: float = RECONCILE_SECONDS,
-                 on_idle: OnIdle | None = None) -> None:
-        self.debouncer = Debouncer(root, on_change, quiet, on_idle)
+                 on_idle: OnIdle | None = None, on_error: OnError = print_error) -> None:
+        self.debouncer = Debouncer(root, on_change, quiet, on_idle, on_error=on_error)
         self.observer = Observer()
         self.observer.schedule(self.debouncer, str(root), recursive=True)
         self.reconcile, self.every = reconcile, every
@@ -106,7 +123,7 @@ class Watcher:
 
     def _reconcile_loop(self) -> None:
         while not self.debouncer.stopped.wait(self.every):
-            self.reconcile()
+            guarded(self.reconcile, self.debouncer.on_error)
 
     def stop(self) -> None:
         self.debouncer.stopped.set()

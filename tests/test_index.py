@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,32 @@ def test_damage_under_the_cached_searcher_rebuilds_once(store_dir: Path) -> None
     assert [h.note for h in notes.suggest("redis eviction").hits] == plain
     assert len([m for m in messages if "building the index" in m]) == 1, messages
     notes.close()
+
+
+def test_a_watcher_callback_that_fails_is_reported_and_watching_goes_on(
+        tmp_path: Path) -> None:
+    from memory.watch import Debouncer
+
+    calls: list[list[Path]] = []
+    errors: list[Exception] = []
+
+    def on_change(paths: list[Path]) -> None:
+        calls.append(paths)
+        if len(calls) == 1:
+            raise OSError("disk full")
+
+    debouncer = Debouncer(tmp_path, on_change, quiet=0.05, on_error=errors.append)
+    thread = threading.Thread(target=debouncer.run, daemon=True)
+    thread.start()
+    try:
+        for name in ("a.md", "b.md"):
+            with debouncer.lock:
+                debouncer.pending[str(tmp_path / name)] = 0.0
+            deadline = time.monotonic() + 10
+            while len(calls) < ("a.md", "b.md").index(name) + 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+        assert [p.name for batch in calls for p in batch] == ["a.md", "b.md"]
+        assert [str(e) for e in errors] == ["disk full"] and thread.is_alive()
+    finally:
+        debouncer.stopped.set()
+        thread.join(timeout=5)

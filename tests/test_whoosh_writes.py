@@ -21,7 +21,8 @@ from whoosh.multiproc import SubWriterTask
 from conftest import NOTES_BIN
 from memory import Notes, load_config
 from memory.backends import whoosh_build
-from memory.backends.whoosh_build import GuardedMpWriter, build_procs
+from memory.backends.whoosh_build import build_procs
+from memory.backends.whoosh_workers import GuardedMpWriter
 
 GOLDEN = [json.loads(line) for line in
           (Path(__file__).parent / "golden_routing.jsonl").read_text().splitlines() if line]

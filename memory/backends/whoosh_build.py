@@ -8,8 +8,8 @@ process: measured at 1 M tokens on 2 cores, 36 s in one process, 34 s merged, 18
 segment per worker). The index answers as one written by a single writer: the same hits
 with the same scores, since Whoosh sums its statistics over segments; only the order of
 equal scores can differ. Whoosh's writer is wrapped so that a worker that dies cannot hang
-the build or leave it silently short (`GuardedMpWriter`), and the caller checks the document
-count and builds again in one process if it falls short.
+the build or leave it silently short (`whoosh_workers.GuardedMpWriter`), and the caller
+checks the document count and builds again in one process if it falls short.
 
 It is used only where that is safe: worker processes must start by ``fork`` (they inherit
 this process's patches and analyzers; ``spawn`` and ``forkserver`` start fresh interpreters),
@@ -20,14 +20,9 @@ small to repay starting the workers, one writer in this process builds the index
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import queue
 import threading
 from typing import Any
-
-from whoosh.multiproc import MpWriter, SubWriterTask
-from whoosh.writing import SegmentWriter
 
 PARALLEL_MIN_NOTES = 32  # below this, starting worker processes costs more than it saves
 WRITER_TIMEOUT = 30.0  # seconds to wait for another process's write lock
@@ -42,6 +37,8 @@ def available_cores() -> int:
 
 def parallel_safe() -> bool:
     """Worker processes would be forked from a process with no other threads."""
+    import multiprocessing  # here, not at import: every CLI and hook process imports this
+
     method = multiprocessing.get_context().get_start_method()
     return method == "fork" and threading.active_count() == 1
 
@@ -68,69 +65,10 @@ def open_writer(ix: Any, procs: int = 1) -> Any:
     """A writer for ``ix``: the guarded multiprocessing one (a segment per worker) when
     ``procs`` > 1, else the ordinary one waiting up to WRITER_TIMEOUT for the lock."""
     if procs > 1:
+        from .whoosh_workers import GuardedMpWriter  # multiprocessing: only for a build
+
         return GuardedMpWriter(ix, procs=procs, multisegment=True)
     return ix.writer(timeout=WRITER_TIMEOUT, delay=0.01)
-
-
-class _Handover:
-    """The parent's end of the job queue: a put gives up once no worker is left to take it
-    (Whoosh's blocks forever on a full queue)."""
-
-    def __init__(self, jobs: Any, tasks: list[SubWriterTask]) -> None:
-        self.jobs, self.tasks = jobs, tasks
-
-    def put(self, item: Any) -> None:
-        while True:
-            try:
-                self.jobs.put(item, timeout=0.5)
-                return
-            except queue.Full:
-                if not any(task.is_alive() for task in self.tasks):
-                    raise ParallelBuildFailed(
-                        "every worker of the parallel build stopped") from None
-
-
-class GuardedMpWriter(MpWriter):  # type: ignore[misc]
-    """Whoosh's multiprocessing writer, with its workers as daemons (an aborted build cannot
-    keep this process waiting for them at exit), a cancel that stops them (Whoosh's only sets
-    a flag in this process's copy of each), a hand-over that notices dead workers, and its
-    queues closed at the end (their feeder threads would otherwise outlive the build)."""
-
-    def __init__(self, ix: Any, **kwargs: Any) -> None:
-        super().__init__(ix, **kwargs)
-        self._jobs: Any = self.__dict__["jobqueue"]
-        self.jobqueue: Any = _Handover(self._jobs, self.tasks)
-
-    def _new_task(self) -> SubWriterTask:
-        task = SubWriterTask(self.storage, self.indexname, self._jobs, self.resultqueue,
-                             self.subargs, self.multisegment)
-        task.daemon = True
-        self.tasks.append(task)
-        task.start()
-        return task
-
-    def commit(self, *args: Any, **kwargs: Any) -> None:
-        try:
-            super().commit(*args, **kwargs)
-        finally:
-            self._close_queues()
-
-    def cancel(self) -> None:
-        for task in self.tasks:
-            if task.is_alive():
-                task.terminate()
-            task.join(timeout=5)
-        try:
-            SegmentWriter.cancel(self)
-        finally:
-            self._close_queues()
-
-    def _close_queues(self) -> None:
-        """End the queues' feeder threads, so that this process has no other thread again
-        (a later build here may fork) once the build is over."""
-        for channel in (self._jobs, self.resultqueue):
-            channel.close()
-            channel.join_thread()
 
 
 # -- keeping commits quick ---------------------------------------------------------------
@@ -167,7 +105,8 @@ def merge_small(writer: Any, segments: list[Any]) -> list[Any]:
 
 
 def commit_quickly(writer: Any) -> None:
-    """Commit without merging, unless MERGE_AT small segments are waiting."""
+    """Commit without merging, unless MERGE_AT small segments are waiting (a new index, built
+    by one writer or by workers, has none)."""
     if len(small_segments(list(writer.segments))) + 1 >= MERGE_AT:
         writer.commit(mergetype=merge_small)
     else:
@@ -176,8 +115,9 @@ def commit_quickly(writer: Any) -> None:
 
 def tidy(ix: Any) -> int:
     """Merge the small segments of ``ix`` into one; returns how many were merged (0: none, and
-    nothing was written)."""
-    writer = open_writer(ix)
+    nothing was written). It does not wait for the write lock: a busy index raises Whoosh's
+    LockError at once, and is left for the next tidy (a watcher must not stall on it)."""
+    writer = ix.writer()
     merged = len(small_segments(list(writer.segments)))
     if merged < 2:
         writer.cancel()

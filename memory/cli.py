@@ -21,7 +21,7 @@ import click
 from . import render
 from .api import Notes
 from .config import load_config
-from .errors import NotesError
+from .errors import EmptyInput, NotesError
 from .index import RefreshReport
 
 BUDGET_FILE = Path(__file__).resolve().parent / "tool_budget.json"
@@ -33,6 +33,8 @@ class NotesGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except EmptyInput as exc:  # a usage error: exit 2, with the way to do it on purpose
+            raise click.UsageError(str(exc), ctx) from exc
         except NotesError as exc:
             raise click.ClickException(str(exc)) from exc
 
@@ -164,13 +166,20 @@ def new(ctx: click.Context, note: str, title: str, tags: str, aliases: str,
     _emit(as_json, result, render.write_result)
 
 
+allow_empty_option = click.option("--allow-empty", is_flag=True,
+                                  help="Accept an empty text on stdin (otherwise refused, "
+                                  "exit 2).")
+
+
 @cli.command()
 @click.argument("note")
+@allow_empty_option
 @json_option
 @click.pass_context
-def state(ctx: click.Context, note: str, as_json: bool) -> None:
-    """Replace NOTE's state with the text on stdin (the heading is kept)."""
-    result = _notes(ctx).write_state(note, _stdin("the new state"))
+def state(ctx: click.Context, note: str, allow_empty: bool, as_json: bool) -> None:
+    """Replace NOTE's state with the text on stdin (the heading is kept). An empty text is
+    refused unless --allow-empty (which clears the state)."""
+    result = _notes(ctx).write_state(note, _stdin("the new state"), allow_empty)
     _emit(as_json, result, render.write_result)
 
 
@@ -178,11 +187,15 @@ def state(ctx: click.Context, note: str, as_json: bool) -> None:
 @click.argument("note")
 @click.option("--title", "-t", required=True, help="The entry's title.")
 @click.option("--date", "-d", help="YYYY-MM-DD or 'YYYY-MM-DD HH:MM' (default: today).")
+@allow_empty_option
 @json_option
 @click.pass_context
-def log(ctx: click.Context, note: str, title: str, date: str | None, as_json: bool) -> None:
-    """Append a dated history entry to NOTE; its body is read from stdin."""
-    result = _notes(ctx).append_history(note, title, _stdin("the entry's body"), date)
+def log(ctx: click.Context, note: str, title: str, date: str | None, allow_empty: bool,
+        as_json: bool) -> None:
+    """Append a dated history entry to NOTE; its body is read from stdin (an empty body is
+    refused unless --allow-empty)."""
+    result = _notes(ctx).append_history(note, title, _stdin("the entry's body"), date,
+                                        allow_empty)
     _emit(as_json, result, render.write_result)
 
 
@@ -243,7 +256,7 @@ def check(ctx: click.Context, strict: bool, restore: bool, accept: bool,
     if restore and accept:
         raise click.UsageError("--restore and --accept are alternatives; pick one")
     if restore or accept:
-        repairs = (notes.history.restore if restore else notes.history.accept)(only_note)
+        repairs = (notes.restore_history if restore else notes.accept_history)(only_note)
         _emit(as_json, repairs, render.repairs)
         return
     if only_note:
@@ -283,7 +296,8 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
         tidy()
 
     # an error is printed (Error: ...) and watching goes on: the next change may succeed
-    watcher = Watcher(notes.config.notes_dir, changed, reconcile, quiet_seconds, on_idle=tidy)
+    watcher = Watcher(notes.config.notes_dir, changed, reconcile, quiet_seconds, on_idle=tidy,
+                      ignore=notes.config.state_dir)
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     watcher.start()
     click.echo(f"watching {notes.config.notes_dir} (Ctrl-C to stop)", err=True)
@@ -586,7 +600,15 @@ def _stdin(what: str) -> str:
     if sys.stdin is None or sys.stdin.isatty():
         raise click.UsageError(f"give {what} on standard input (for example: echo '…' | notes "
                                "…)")
-    return sys.stdin.read()
+    raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.UsageError(f"{what} on standard input is not UTF-8 text (byte "
+                               f"0x{raw[exc.start]:02x} at offset {exc.start}); re-encode it "
+                               "as UTF-8 and retry") from None
 
 
 def main() -> None:

@@ -33,8 +33,9 @@ SECONDS = float(os.environ.get("NOTES_STRESS_SECONDS", "20"))
 REFUSED = "nothing was written"
 
 EDITOR = r'''
-import os, random, sys, time
+import fcntl, os, random, sys, time
 folder, names, mode, seconds, seed, out = sys.argv[1:7]
+between_editors = open(out + ".lock-shared", "a+b")  # one person edits at a time
 names = names.split(",")
 rng = random.Random(int(seed))
 deadline = time.monotonic() + float(seconds)
@@ -44,6 +45,7 @@ while time.monotonic() < deadline:
     path = os.path.join(folder, rng.choice(names) + ".md")
     tag = f"{mode}-{n}"
     entry = f"\n### 2026-11-30 \u00b7 {tag}\nsaved by the {mode} editor\n".encode()
+    fcntl.flock(between_editors, fcntl.LOCK_EX)  # the editors never race each other
     if mode == "rename":
         with open(path, "rb") as handle:
             before = os.fstat(handle.fileno())
@@ -55,6 +57,7 @@ while time.monotonic() < deadline:
         if (now.st_ino, now.st_size, now.st_mtime_ns) != (before.st_ino, before.st_size,
                                                           before.st_mtime_ns):
             os.unlink(tmp)
+            fcntl.flock(between_editors, fcntl.LOCK_UN)
             continue  # the file changed since it was read: read it again
         os.replace(tmp, path)
     else:
@@ -65,6 +68,7 @@ while time.monotonic() < deadline:
             handle.flush()
             time.sleep(rng.uniform(0.05, 0.4))  # the file is empty meanwhile
             handle.write(data.rstrip(b"\n") + b"\n" + entry)
+    fcntl.flock(between_editors, fcntl.LOCK_UN)
     done.write(tag + "\n")
     done.flush()
     n += 1
@@ -117,8 +121,10 @@ async def _mcp_writer(store: Path, names: list[str], log: Path, written: list[st
 
 
 def _editor(store: Path, names: list[str], mode: str, out: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", EDITOR, str(store), ",".join(names), mode,
-                             str(SECONDS), str(len(names)), str(out)])
+    shared = out.with_name("editors")  # both editors take the same lock: see EDITOR
+    return subprocess.Popen([sys.executable, "-c", EDITOR.replace(
+        'out + ".lock-shared"', repr(str(shared) + ".lock")), str(store), ",".join(names),
+        mode, str(SECONDS), str(len(names)), str(out)])
 
 
 @pytest.mark.parametrize("count", [1, 10])

@@ -59,7 +59,7 @@ async def test_bad_arguments_read_as_one_sentence(client: Client, tool: str,
     for word in words:
         assert word in message, message
     # the next step: the tool's parameters, with what each takes
-    assert "parameters are" in message and "(required)" in message, message
+    assert "parameters are" in message and "(text, required)" in message, message
 
 
 class BrokenNotes(Notes):

@@ -14,7 +14,7 @@ import pytest
 from fastmcp import Client
 
 from conftest import ROOT, RunCli
-from stress.http_server import McpHttp, free_port, http_server, sse_json
+from stress.http_server import McpHttp, Server, free_port, http_server, initialize, sse_json
 
 NOTE = "infra/redis"
 TOKEN = "test-token-0123456789abcdef"
@@ -30,9 +30,10 @@ def append(mcp: McpHttp, title: str) -> httpx.Response:
 
 
 def assert_refused(response: httpx.Response, status: int, *words: str) -> None:
-    body = response.text
-    assert response.status_code == status, (response.status_code, body)
-    assert body.strip() and "\n" not in body.strip(), body
+    """Refused with one line: a JSON-RPC error's message for an MCP client (as here)."""
+    assert response.status_code == status, (response.status_code, response.text)
+    assert "\n" not in response.text.strip(), response.text
+    body = str(response.json()["error"]["message"])
     for word in words:
         assert word in body, body
 
@@ -124,7 +125,20 @@ def test_the_token_is_required_when_set(store_dir: Path, tmp_path: Path) -> None
         for mcp in (good, stolen, foreign):
             mcp.close()
         assert TOKEN not in server.log_text()
+        _curl_refusals(server)
     assert "With token" in note_bytes(store_dir).decode()
+
+
+def _curl_refusals(server: Server) -> None:
+    """To anything but an MCP client (curl, a browser) a refusal is one line of text."""
+    foreign = httpx.post(server.url, headers={"origin": "http://evil.example"}, timeout=30)
+    missing = httpx.post(server.url, timeout=30)
+    for response, status in ((foreign, 403), (missing, 401)):
+        assert response.status_code == status
+        assert response.headers["content-type"].startswith("text/plain")
+        assert response.text.endswith("\n") and response.text.count("\n") == 1
+    assert foreign.text.startswith("forbidden: Origin 'http://evil.example' is not allowed")
+    assert missing.text.startswith("unauthorized: send the header 'Authorization: Bearer")
 
 
 async def test_the_real_client_works_with_the_token(store_dir: Path, tmp_path: Path) -> None:
@@ -135,7 +149,7 @@ async def test_the_real_client_works_with_the_token(store_dir: Path, tmp_path: P
             found = await client.call_tool("suggest", {"query": "redis eviction"})
         assert "append_history" in names
         assert NOTE in found.content[0].text  # type: ignore[union-attr]
-        with pytest.raises(Exception, match="401"):
+        with pytest.raises(Exception, match="unauthorized: send the header"):
             async with Client(server.url) as client:
                 await client.list_tools()
 
@@ -149,7 +163,7 @@ def test_a_token_file_is_made_for_the_user_only_and_kept(
         assert len(token) >= 32
         log = server.log_text()
         assert str(token_path) in log and token not in log
-        assert_refused(McpHttp(server).initialize(), 401)
+        assert_refused(initialize(server), 401)
         mcp = McpHttp(server, {"authorization": f"Bearer {token}"})
         assert mcp.initialize().status_code == 200
         mcp.close()
@@ -199,7 +213,7 @@ def test_beyond_loopback_with_a_token_it_serves(store_dir: Path, tmp_path: Path)
     """Bound to every address (here reached on 127.0.0.1), the token is what lets a client in."""
     with http_server(store_dir, tmp_path / "server.log", "--host", "0.0.0.0",
                      env={"NOTES_HTTP_TOKEN": TOKEN}) as server:
-        assert_refused(McpHttp(server).initialize(), 401)
+        assert_refused(initialize(server), 401)
         mcp = McpHttp(server, {"authorization": f"Bearer {TOKEN}"})
         assert mcp.initialize().status_code == 200
         mcp.close()

@@ -106,3 +106,12 @@ class McpHttp:
 
     def close(self) -> None:
         self.client.close()
+
+
+def initialize(server: Server, headers: dict[str, str] | None = None) -> httpx.Response:
+    """The answer to one ``initialize`` with these headers (its session left open)."""
+    mcp = McpHttp(server, headers)
+    try:
+        return mcp.initialize()
+    finally:
+        mcp.close()

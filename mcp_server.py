@@ -35,6 +35,7 @@ from memory.api import Notes
 from memory.config import Config, load_config
 from memory.errors import NotesError
 from memory.http_guard import HttpSettings
+from memory.tool_args import argument_problem
 
 SERVER_NAME = "notes"
 INSTRUCTIONS = ("Project memory in topic notes. Climb the ladder: suggest -> section_map -> "
@@ -46,8 +47,6 @@ APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempoten
 READ_TOOLS = ("suggest", "section_map", "read_section", "recall")
 WRITE_TOOLS = ("create_note", "write_state", "append_history")
 MCP_PATH = "/mcp"
-KINDS = {"integer": "whole number", "string": "text", "number": "number",
-         "boolean": "true or false", "array": "list", "object": "object"}
 
 log = logging.getLogger("notes.mcp")
 F = TypeVar("F", bound=Callable[..., str])
@@ -70,39 +69,6 @@ def tool_errors(fn: F) -> F:
                             "the server's log (its stderr); please report it") from exc
 
     return wrapper  # type: ignore[return-value]
-
-
-def argument_problem(tool: str, schema: dict[str, Any], errors: list[Any]) -> str:
-    """Pydantic's rejection of a call's arguments as one sentence naming the parameters."""
-    problems = "; ".join(dict.fromkeys(_problem(error) for error in errors))
-    return (f"bad arguments to {tool}: {problems}; fix that and call again "
-            f"(its parameters are {_parameters(schema)})")
-
-
-def _parameters(schema: dict[str, Any]) -> str:
-    required = set(schema.get("required", []))
-    described = []
-    for name, spec in schema.get("properties", {}).items():
-        notes = [KINDS.get(spec.get("type", ""), ""), "required" if name in required else ""]
-        described.append(f"{name} ({', '.join(n for n in notes if n)})")
-    return ", ".join(described)
-
-
-def _problem(error: dict[str, Any]) -> str:
-    name = ".".join(str(part) for part in error.get("loc", ())) or "the arguments"
-    kind = str(error.get("type", ""))
-    if kind in ("missing_argument", "missing"):
-        return f"{name} is missing"
-    if kind in ("unexpected_keyword_argument", "extra_forbidden"):
-        return f"{name} is not a parameter"
-    wanted = next((w for prefix, w in (("int_", "a whole number"), ("string_", "text"),
-                                       ("float_", "a number"), ("bool_", "true or false"))
-                   if kind.startswith(prefix)), None)
-    if wanted is None:
-        return f"{name} is not valid ({str(error.get('msg', kind)).lower()})"
-    value = error.get("input")
-    shown = {list: "a list", dict: "an object", type(None): "null"}.get(type(value))
-    return f"{name} must be {wanted}, not {shown or repr(value)[:40]}"
 
 
 def server_notes(config: Config) -> Notes:

@@ -44,6 +44,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_MAX_SESSIONS = 100
 DEFAULT_SESSION_IDLE_S = 30 * 60
 ENV_TOKEN = "NOTES_HTTP_TOKEN"
+MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,8 @@ def http_settings(config: Config, port: int, host: str | None = None,
     else:
         token, source = config.http_token, ENV_TOKEN
         if token:
-            _check_token(token, f"{ENV_TOKEN} holds")
+            _check_token(token, f"{ENV_TOKEN} holds", f"set {ENV_TOKEN} to a longer one, "
+                         f"e.g. the output of `{MAKE_TOKEN}`, or use --token-file")
     bare = host.strip("[]")
     if not is_loopback(bare):
         if not token:
@@ -102,7 +104,8 @@ def token_from_file(path: Path) -> str:
         raise ConfigError(f"the token file {path} can be read by other users; run "
                           f"chmod 600 {path} (or delete it to get a new token)")
     token = path.read_text(encoding="utf-8", errors="replace").strip()
-    _check_token(token, f"the token file {path} holds")
+    _check_token(token, f"the token file {path} holds",
+                 "delete it and start the server again to get a new one")
     return token
 
 
@@ -125,13 +128,11 @@ def _make_token_file(path: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _check_token(token: str, where: str) -> None:
+def _check_token(token: str, where: str, fix: str) -> None:
     usable = token.isascii() and token.isprintable() and " " not in token
     if len(token) < MIN_TOKEN_CHARS or not usable:
         raise ConfigError(f"{where} no usable token (at least {MIN_TOKEN_CHARS} characters, "
-                          "printable ASCII, no spaces); delete the file to get a new one, or "
-                          "set NOTES_HTTP_TOKEN to e.g. the output of "
-                          "`python3 -c 'import secrets; print(secrets.token_urlsafe(32))'`")
+                          f"printable ASCII, no spaces); {fix}")
 
 
 def is_loopback(host: str) -> bool:
@@ -156,8 +157,8 @@ def split_host_port(text: str) -> tuple[str, int | None] | None:
     text = text.strip().lower()
     host, port = text, ""
     if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        if rest and not rest.startswith(":"):
+        host, bracket, rest = text[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
             return None
         port = rest[1:]
     elif text.count(":") == 1:

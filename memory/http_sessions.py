@@ -131,7 +131,11 @@ class SessionKeeper:
                 return
             last_used, session_id = min(idle)
             del self.sessions[session_id]
-            await self._delete(session_id, scope)
+            try:
+                await self._delete(session_id, scope)
+            except Exception as exc:  # the request that got here was answered already
+                self.notify(f"closing an idle session failed ({type(exc).__name__}: {exc})")
+                return
             self._report(self.clock() - last_used)
 
     async def _delete(self, session_id: str, scope: Scope) -> None:

@@ -12,8 +12,11 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 from fastmcp import Client
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from conftest import ROOT, RunCli
+from memory.http_guard import host_allowed, origin_allowed
 from stress.http_server import McpHttp, Server, free_port, http_server, initialize, sse_json
 
 NOTE = "infra/redis"
@@ -152,6 +155,15 @@ async def test_the_real_client_works_with_the_token(store_dir: Path, tmp_path: P
         with pytest.raises(Exception, match="unauthorized: send the header"):
             async with Client(server.url) as client:
                 await client.list_tools()
+        # the MCP SDK's client, with a session (the 2025 handshake, as Claude Code's)
+        async with httpx.AsyncClient(headers={"authorization": f"Bearer {TOKEN}"},
+                                     timeout=30) as http:
+            async with streamable_http_client(server.url, http_client=http) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    answer = await session.call_tool("suggest", {"query": "redis eviction"})
+        assert NOTE in answer.content[0].text  # type: ignore[union-attr]
+        assert "Traceback" not in server.log_text()
 
 
 def test_a_token_file_is_made_for_the_user_only_and_kept(
@@ -183,6 +195,34 @@ def test_a_token_file_others_can_read_is_refused(run_cli: RunCli, store_dir: Pat
     assert done.returncode == 1
     assert done.stderr.startswith("Error: ") and len(done.stderr.strip().splitlines()) == 1
     assert f"chmod 600 {token_path}" in done.stderr
+
+
+@pytest.mark.parametrize(("header", "allowed"), [
+    ("localhost:8765", True), ("127.0.0.1", True), ("127.3.4.5:1", True), ("[::1]:8765", True),
+    ("LOCALHOST:8765", True), ("notes.lan:9", True), ("box.local:8443", True),
+    ("box.local:8444", False), ("localhost.evil.example", False), ("127.0.0.1.nip.io", False),
+    ("evil.example:8765", False), ("", False), ("[::1", False), ("localhost:port", False),
+    ("0x7f000001", False), ("a@localhost", False)])
+def test_host_names(header: str, allowed: bool) -> None:
+    assert host_allowed(header, ["notes.lan", "box.local:8443"]) is allowed
+
+
+@pytest.mark.parametrize(("origin", "allowed"), [
+    ("http://localhost:6274", True), ("https://127.0.0.1", True), ("http://[::1]:3000", True),
+    ("https://notes.lan", True), ("http://box.local:8443", True), ("https://box.local", False),
+    ("null", False), ("file://", False), ("http://127.0.0.1@evil.example", False),
+    ("http://localhost.evil.example", False), ("http://evil.example#@127.0.0.1", False),
+    ("chrome-extension://abcdef", False), ("http://localhost:99999", False),
+    ("http://localhost/path", False)])
+def test_origins(origin: str, allowed: bool) -> None:
+    assert origin_allowed(origin, ["notes.lan", "box.local:8443"]) is allowed
+
+
+def test_a_short_token_is_refused(run_cli: RunCli) -> None:
+    done = run_cli("serve", "--http", str(free_port()), env={"NOTES_HTTP_TOKEN": "short"})
+    assert done.returncode == 1
+    assert "NOTES_HTTP_TOKEN holds no usable token" in done.stderr
+    assert "secrets.token_urlsafe" in done.stderr
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.7", "example.com"])

@@ -76,12 +76,12 @@ async def _tool_names(server: Server) -> set[str]:
 
 def test_an_idle_session_is_closed_and_a_used_one_is_kept(
         store_dir: Path, tmp_path: Path) -> None:
-    with http_server(store_dir, tmp_path / "server.log", "--session-idle", "1") as server:
+    with http_server(store_dir, tmp_path / "server.log", "--session-idle", "2") as server:
         idle, used = opened(server), opened(server)
-        until = time.monotonic() + 3
+        until = time.monotonic() + 5
         while time.monotonic() < until:
             assert ping(server, used) == 200
-            time.sleep(0.3)
+            time.sleep(0.2)
         assert ping(server, idle) == 404
         assert ping(server, used) == 200
 

@@ -22,6 +22,7 @@ from . import render
 from .api import Notes
 from .config import load_config
 from .errors import EmptyInput, NotesError
+from .http_guard import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S
 from .index import RefreshReport
 
 BUDGET_FILE = Path(__file__).resolve().parent / "tool_budget.json"
@@ -310,15 +311,39 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
 
 
 @cli.command()
-@click.option("--read-only", is_flag=True, help="Serve only suggest, section_map, read_section.")
+@click.option("--read-only", is_flag=True, help="Serve only the reading tools.")
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), metavar="PORT",
               help="Serve streamable HTTP on 127.0.0.1:PORT (default: stdio).")
+@click.option("--host", metavar="ADDR", help="With --http: listen on ADDR instead of "
+              "127.0.0.1; beyond loopback it needs a token.")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="With --http: also answer to Host/Origin NAME or NAME:PORT (repeatable; "
+                   "adds to $NOTES_HTTP_ALLOWED_HOSTS).")
+@click.option("--token-file", is_flag=True, help="With --http: require the bearer token kept "
+              "in STATE/http-token (made, mode 0600, if missing) instead of $NOTES_HTTP_TOKEN.")
+@click.option("--max-sessions", type=click.IntRange(min=1), metavar="N",
+              help=f"With --http: live sessions at most [default: {DEFAULT_MAX_SESSIONS}].")
+@click.option("--session-idle", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help=f"With --http: close a session idle this long "
+                   f"[default: {DEFAULT_SESSION_IDLE_S}].")
 @click.pass_context
-def serve(ctx: click.Context, read_only: bool, http_port: int | None) -> None:
+def serve(ctx: click.Context, read_only: bool, http_port: int | None, host: str | None,
+          allow_hosts: tuple[str, ...], token_file: bool, max_sessions: int | None,
+          session_idle: float | None) -> None:
     """Run the MCP server for this store (stdio by default; logs on stderr)."""
+    from .http_guard import http_settings
+
+    http_only = {"--host": host, "--allow-host": allow_hosts, "--token-file": token_file,
+                 "--max-sessions": max_sessions, "--session-idle": session_idle}
+    given = [name for name, value in http_only.items() if value]
+    if given and http_port is None:
+        raise click.UsageError(f"{', '.join(given)} go with --http PORT")
+    config = _notes(ctx).config
+    http = None if http_port is None else http_settings(
+        config, http_port, host, allow_hosts, token_file, max_sessions, session_idle)
     import mcp_server
 
-    mcp_server.serve(_notes(ctx).config, read_only, http_port)
+    mcp_server.serve(config, read_only, http)
 
 
 @cli.command()

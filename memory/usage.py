@@ -173,6 +173,8 @@ class UsageLog:
         rows skipped for bad values. Raises NotesError when the log exists but cannot be read
         at all (a damaged one is moved aside instead, and what was read before is kept)."""
         try:
+            if not self.path.exists() and files.why_unwritable(self.path):
+                raise OSError("there is no log, and none can be made there")
             rows, damaged = self._rows(SELECT_CALLS, (since,))
         except (sqlite3.Error, OSError) as exc:
             why = files.why_unwritable(self.path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +22,6 @@ from mcp.client.stdio import stdio_client
 from conftest import ROOT, RunCli
 from memory import Notes, load_config
 from memory.promote import build_report
-from memory.promote_report import markdown
 from memory.usage import MAX_QUERY_CHARS, UsageLog
 
 NOTE = "howto/deploy-production"
@@ -50,10 +50,9 @@ def three_sessions(run_cli: RunCli) -> None:
         assert run_cli("read", NOTE, ENTRY, env=env).returncode == 0
 
 
-def assert_clean(result: object, code: int = 0) -> None:
-    returncode, stderr = getattr(result, "returncode"), getattr(result, "stderr")
-    assert returncode == code, stderr
-    assert "Traceback" not in stderr
+def assert_clean(result: subprocess.CompletedProcess[str], code: int = 0) -> None:
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
 
 
 # -- bad values ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
+import time
 from pathlib import Path
 
 from .sqlite_files import Damaged
@@ -133,7 +134,20 @@ def reclaim(db: sqlite3.Connection, full: bool, truncate: bool) -> None:
         db.execute("PRAGMA auto_vacuum=INCREMENTAL")
         db.execute("VACUUM")
     if truncate:
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        checkpoint(db)
+
+
+def checkpoint(db: sqlite3.Connection, tries: int = 20) -> bool:
+    """Copy the write-ahead log into the file and empty it; whether that was done. Another
+    process's checkpoint makes it busy at once (no busy handler), so it is tried again a few
+    times, 50 ms apart."""
+    for attempt in range(tries):
+        busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if not busy or busy[0] == 0:
+            return True
+        if attempt + 1 < tries:
+            time.sleep(0.05)
+    return False
 
 
 def hash_key(db: sqlite3.Connection) -> bytes:

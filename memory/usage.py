@@ -42,6 +42,7 @@ from .usage_file import (
     last_query,
     open_log,
     prune_if_due,
+    rewrite_queries,
     shrink,
 )
 from .usage_rows import (
@@ -144,7 +145,8 @@ class UsageLog:
             db.execute("INSERT INTO calls (ts, session, front, rung, query, note, section, "
                        "tokens, ranked, exact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (self.clock(), *row[:3], stored, *row[4:]))
-        prune_if_due(db, self.clock(), self.retention_days, PRUNE_EVERY_S)
+        if prune_if_due(db, self.clock(), self.retention_days, PRUNE_EVERY_S):
+            rewrite_queries(db, self.queries, self._hash_key(db))  # another process's rows
         self._keep_under_cap(db)
 
     def _keep_under_cap(self, db: sqlite3.Connection) -> None:

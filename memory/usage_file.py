@@ -94,17 +94,19 @@ def last_query(db: sqlite3.Connection, session: str) -> str:
 
 
 def prune_if_due(db: sqlite3.Connection, now: float, retention_days: int,
-                 every_s: float) -> None:
+                 every_s: float) -> bool:
     """Once per ``every_s`` (a stamp in meta; a bad stamp counts as due): drop the rows older
-    than the retention, and rows whose time is not a number (they could never age out)."""
+    than the retention, and rows whose time is not a number (they could never age out).
+    Whether it was due."""
     stamp = as_seconds(_number(meta(db, "pruned")))
     if stamp is not None and abs(now - stamp) < every_s:
-        return
+        return False
     with db:
         db.execute("DELETE FROM calls WHERE ts < ? OR typeof(ts) NOT IN ('real', 'integer')",
                    (now - retention_days * DAY_S,))
         db.execute("INSERT OR REPLACE INTO meta VALUES ('pruned', ?)", (str(now),))
     reclaim(db, full=False, truncate=False)
+    return True
 
 
 def shrink(db: sqlite3.Connection, max_bytes: int) -> None:
@@ -163,21 +165,34 @@ def hash_key(db: sqlite3.Connection) -> bytes:
 
 def apply_query_mode(db: sqlite3.Connection, mode: str, key: bytes) -> None:
     """When ``mode`` is stricter than the one the log was last written in (plain → hashed →
-    off), rewrite the queries already there, zeroing the old text (``secure_delete``) and
-    emptying the write-ahead log. In hashed and off modes deleted rows are zeroed too."""
+    off), rewrite the queries already there (:func:`rewrite_queries`). In hashed and off
+    modes deleted rows are zeroed too."""
     applied = meta(db, "queries")
     if applied != mode:
         if mode != "plain" and applied != "off":
-            db.execute("PRAGMA secure_delete=ON")
-            rows = db.execute("SELECT id, query FROM calls WHERE query != ''").fetchall()
-            new = [(stored_query(q, mode, key) if type(q) is str else "", i) for i, q in rows]
-            with db:
-                db.executemany("UPDATE calls SET query = ? WHERE id = ?", new)
-            reclaim(db, full=False, truncate=True)
+            rewrite_queries(db, mode, key)
         with db:
             db.execute("INSERT OR REPLACE INTO meta VALUES ('queries', ?)", (mode,))
     if mode != "plain":
         db.execute("PRAGMA secure_delete=ON")
+
+
+def rewrite_queries(db: sqlite3.Connection, mode: str, key: bytes) -> int:
+    """Queries not yet in ``mode``'s form made so (digests, or blanked), the old text zeroed
+    (``secure_delete``) and the write-ahead log emptied; how many rows changed. Also run at
+    each daily prune, for rows a process with an older setting logged meanwhile."""
+    if mode == "plain":
+        return 0
+    db.execute("PRAGMA secure_delete=ON")
+    rows = db.execute("SELECT id, query FROM calls WHERE query != '' AND NOT (? AND query "
+                      "GLOB 'sha256:*')", (mode == "hashed",)).fetchall()
+    new = [(stored_query(q, mode, key) if type(q) is str else "", i) for i, q in rows]
+    new = [(q, i) for (q, i), (_, old) in zip(new, rows, strict=True) if q != old]
+    if new:
+        with db:
+            db.executemany("UPDATE calls SET query = ? WHERE id = ?", new)
+        reclaim(db, full=False, truncate=True)
+    return len(new)
 
 
 def _number(value: object) -> object:

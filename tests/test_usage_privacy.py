@@ -8,6 +8,7 @@ plain (the old rows are rewritten and their bytes zeroed).
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from memory.config import Config
 from memory.errors import ConfigError
 from memory.promote import build_report
 from memory.promote_report import markdown
-from memory.usage import UsageLog
+from memory.usage import DAY_S, UsageLog
 
 NOTE = "howto/deploy-production"
 ENTRY = "2026-06-22"
@@ -141,3 +142,24 @@ def test_hashed_queries_through_the_cli(run_cli: RunCli, store_dir: Path) -> Non
     data = json.loads(result.stdout)
     assert data["queries"] == "hashed"
     assert not [w for w in SECRET_WORDS if w in log_bytes(store_dir / ".notes")]
+
+
+def test_text_a_process_with_the_old_setting_logs_is_caught_up_at_the_daily_prune(
+        tmp_path: Path) -> None:
+    path = tmp_path / "usage.sqlite"
+    old_server = UsageLog(path)  # started with plain, before the switch; keeps running
+    old_server.record("srv", "mcp", "suggest", "first question")
+    switched = UsageLog(path, queries="hashed")
+    switched.record("cli", "cli", "suggest", "a question after the switch")
+    old_server.record("srv", "mcp", "suggest", "leaky question from the old server")
+    old_server.close()
+    switched.close()
+    assert b"leaky question" in log_bytes(tmp_path)
+    later = time.time() + 2 * DAY_S
+    next_day = UsageLog(path, queries="hashed", clock=lambda: later)
+    next_day.record("cli", "cli", "suggest", "the next day")
+    queries = [c.query for c in next_day.calls()]
+    next_day.close()
+    assert b"leaky question" not in log_bytes(tmp_path) and b"first question" not in \
+        log_bytes(tmp_path)
+    assert len(queries) == 4 and all(q.startswith("sha256:") for q in queries)

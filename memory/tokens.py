@@ -176,7 +176,7 @@ class TokenCounter:
                     self._db.executemany("INSERT OR IGNORE INTO tokens VALUES (?, ?)",
                                          self._pending)
             except sqlite3.Error as exc:
-                self._fault(exc)
+                self._fault(exc, writing=True)
             self._pending.clear()
 
     def _lookup(self, key: str) -> int | None:
@@ -185,7 +185,7 @@ class TokenCounter:
         try:
             row = self._db.execute("SELECT n FROM tokens WHERE h = ?", (key,)).fetchone()
         except sqlite3.Error as exc:
-            self._fault(exc)
+            self._fault(exc, writing=False)
             return None
         value = row[0] if row else None
         return value if type(value) is int and value >= 0 else None  # else: recounted
@@ -215,10 +215,15 @@ class TokenCounter:
         except (sqlite3.Error, OSError):
             return None, False
 
-    def _fault(self, exc: sqlite3.Error) -> None:
+    def _fault(self, exc: sqlite3.Error, writing: bool) -> None:
         """A lookup or a flush failed (the lock is held): a damaged file is started anew once
-        per process; otherwise new counts stay in memory (a busy file is left as it is)."""
+        per process; a write refused (full disk, read-only) leaves new counts in memory and
+        the file for lookups; a busy file is left as it is."""
         if self._path is None or self._db is None or "locked" in str(exc).lower():
+            return
+        if writing and not files.is_corruption(exc):
+            self._writable = False
+            self._notice(self._path, exc)
             return
         self._db.close()
         self._db, self._writable = None, False

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import NOTES_BIN, RunCli
+from memory.tokens import TokenCounter, count_exact
 
 LADDER = [("suggest", "redis eviction"), ("map", "infra/redis"),
           ("read", "infra/redis", "state"), ("recall", "redis eviction", "--budget", "300")]
@@ -197,3 +198,19 @@ def test_a_state_folder_under_a_file_suggest_fails_in_one_line(run_cli: RunCli,
     result = run_on(run_cli, blocker / "state", "suggest", "redis")
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 0 or result.stderr.startswith("Error:")
+
+
+def test_the_token_cache_on_a_full_disk_counts_in_memory(tmpfs: Path) -> None:
+    path = tmpfs / "tokens.sqlite"
+    known = "## Current state\n- known before the disk filled\n"
+    first = TokenCounter(path)
+    first.count(known)
+    first.flush()
+    fill(tmpfs)
+    messages: list[str] = []
+    counter = TokenCounter(path, report=messages.append)
+    texts = [f"new text number {i} that the full disk cannot keep\n" * 20 for i in range(600)]
+    assert [counter.count(t) for t in texts] == [count_exact(t) for t in texts]
+    counter.flush()
+    assert counter.count(known) == count_exact(known)
+    assert len(messages) == 1 and "is full" in messages[0], messages

@@ -145,9 +145,14 @@ class UsageLog:
             db.execute("INSERT INTO calls (ts, session, front, rung, query, note, section, "
                        "tokens, ranked, exact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (self.clock(), *row[:3], stored, *row[4:]))
-        if prune_if_due(db, self.clock(), self.retention_days, PRUNE_EVERY_S):
-            rewrite_queries(db, self.queries, self._hash_key(db))  # another process's rows
-        self._keep_under_cap(db)
+        try:
+            if prune_if_due(db, self.clock(), self.retention_days, PRUNE_EVERY_S):
+                rewrite_queries(db, self.queries, self._hash_key(db))  # another process's
+            self._keep_under_cap(db)
+        except sqlite3.Error as exc:  # the call is logged; only the upkeep failed
+            if files.is_corruption(exc):
+                raise
+            self._problem("prune or shrink", exc)
 
     def _keep_under_cap(self, db: sqlite3.Connection) -> None:
         size = file_bytes(self.path)

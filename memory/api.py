@@ -19,7 +19,14 @@ from .backends.base import SearchIndex, make_index
 from .check import FileProblem, check_store
 from .config import Config
 from .edit import new_note_text, with_entry, with_state
-from .errors import EmptyInput, NoteBusy, NoteExists, NoteFormatError, NoteNotFound
+from .errors import (
+    EmptyInput,
+    NoteBusy,
+    NoteExists,
+    NoteFormatError,
+    NoteNotFound,
+    StorageError,
+)
 from .index import Notify, Progress, RefreshReport
 from .integrity import HistoryGuard, Repair
 from .ladder import Ladder, SectionMap, SectionText, Suggestions
@@ -57,13 +64,12 @@ class Notes:
         self.config = config
         self.front = front
         self.store = Store(config)
-        self.counter = TokenCounter(config.state_dir / "tokens.sqlite")
+        self.counter = TokenCounter(config.state_dir / "tokens.sqlite", report=notify)
         self.ledger = Ledger(config.state_dir / "ledger.sqlite")
         self.history = HistoryGuard(self.store, self.ledger, notify)
         self.index: SearchIndex = make_index(self.store, self.counter, notify, self._observe)
         self.ladder = Ladder(self.store, self.index, self.counter)
-        self.usage = UsageLog(config.state_dir / "usage.sqlite", config.usage_retention_days,
-                              notify) if config.usage_log else None
+        self.usage = UsageLog.for_config(config, notify) if config.usage_log else None
         self.default_session = config.session or f"{front}-{os.getppid()}"
 
     def _observe(self, loaded: list[LoadedNote]) -> None:
@@ -272,13 +278,23 @@ class Notes:
     def restore_history(self, note: str | None = None) -> list[Repair]:
         """Put changed history back as recorded (what it takes out is saved under
         ``<state>/taken-out/``), then re-index what changed."""
-        repairs = self.history.restore(note, self.config.state_dir / "taken-out")
+        try:
+            repairs = self.history.restore(note, self.config.state_dir / "taken-out")
+        except sqlite3.Error as exc:
+            raise self._ledger_error("restore the history", exc) from exc
         self._reindex_quietly(sorted({r.note for r in repairs}))
         return repairs
 
     def accept_history(self, note: str | None = None) -> list[Repair]:
         """Take the notes as they are now as what the store knows of them."""
-        return self.history.accept(note)
+        try:
+            return self.history.accept(note)
+        except sqlite3.Error as exc:
+            raise self._ledger_error("accept the history", exc) from exc
+
+    def _ledger_error(self, doing: str, exc: sqlite3.Error) -> StorageError:
+        return StorageError(f"cannot {doing}: the history ledger {self.ledger.path} cannot be "
+                            f"used ({exc}): {self.ledger.why_unwritable()}")
 
     def _reindex_quietly(self, note_ids: list[str]) -> None:
         if note_ids:

@@ -21,6 +21,7 @@ STATE_FOLDER = ".notes"
 DEFAULT_STATE_HEADINGS = ("current state", "estado vigente", "estado actual", "estado", "state")
 DEFAULT_HISTORY_HEADINGS = ("history", "historia", "historial", "log", "bitácora", "bitacora")
 BACKENDS = ("whoosh", "tantivy")  # the search index: Whoosh (embedded default) or tantivy
+USAGE_QUERY_MODES = ("plain", "hashed", "off")  # how the usage log keeps each query
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class Config:
     state_token_budget: int = 600
     usage_log: bool = True  # log every ladder call for the promoter (off for benchmarks)
     usage_retention_days: int = 180
+    usage_queries: str = "plain"  # NOTES_USAGE_QUERIES: "plain", "hashed" or "off"
+    usage_max_mb: int = 64  # NOTES_USAGE_MAX_MB: the usage log's size cap on disk
     session: str = ""  # the CLI's session id (NOTES_SESSION); servers and hooks pass their own
     backend: str = "whoosh"  # NOTES_BACKEND: "whoosh" or "tantivy" (the optional extra)
     http_allowed_hosts: tuple[str, ...] = ()  # NOTES_HTTP_ALLOWED_HOSTS: names beyond loopback
@@ -57,6 +60,8 @@ def load_config(
     usage = (env.get("NOTES_USAGE_LOG") or "1").strip().lower() not in ("0", "false", "no", "off")
     return Config(notes_dir=root, state_dir=state, max_note_bytes=max_bytes,
                   state_token_budget=budget, usage_log=usage, usage_retention_days=retention,
+                  usage_queries=_usage_queries(env),
+                  usage_max_mb=_int_setting(env, "NOTES_USAGE_MAX_MB", 64),
                   session=env.get("NOTES_SESSION", ""), backend=_backend(env),
                   http_allowed_hosts=_names(env.get("NOTES_HTTP_ALLOWED_HOSTS", "")),
                   http_token=env.get("NOTES_HTTP_TOKEN", "").strip())
@@ -64,6 +69,14 @@ def load_config(
 
 def _names(raw: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in raw.split(",") if name.strip())
+
+
+def _usage_queries(env: Mapping[str, str]) -> str:
+    value = (env.get("NOTES_USAGE_QUERIES") or "plain").strip().lower()
+    if value not in USAGE_QUERY_MODES:
+        raise ConfigError(f"NOTES_USAGE_QUERIES={value!r} is not a way to keep queries; use one "
+                          f"of {', '.join(USAGE_QUERY_MODES)} (or unset it for plain)")
+    return value
 
 
 def _backend(env: Mapping[str, str]) -> str:

@@ -108,8 +108,11 @@ class HistoryGuard:
                                                | set(self.store.note_ids()))
         current = {nid: self._current(nid) for nid in ids}
         seen = {nid: note for nid, note in current.items() if note is not None}
-        self.ledger.save(observation(rec, seen[nid]) for nid, rec in
-                         self.ledger.load(seen).items())
+        try:
+            self.ledger.save(observation(rec, seen[nid]) for nid, rec in
+                             self.ledger.load(seen).items())
+        except sqlite3.Error as exc:  # a read-only ledger still compares what it holds
+            self._ledger_problem(exc)
         records = self.ledger.load(ids)
         return [(nid, records[nid], current[nid]) for nid in ids if records[nid].known]
 

@@ -26,6 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .sqlite_files import is_corruption, move_aside, next_step, open_read_only, why_unwritable
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
     note TEXT NOT NULL,
@@ -117,20 +119,43 @@ class Ledger:
         self.path = path
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        self.read_only = False  # its folder cannot be written: records are read, not saved
 
     def _connect(self) -> sqlite3.Connection:
+        """The ledger, opened for writing; where its folder cannot be written (full disk,
+        read-only, no permission) the file is read as it is and every save fails with a
+        sqlite3.Error that callers report; a damaged file is moved aside and started anew."""
         if self._db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False)
             try:
-                db.execute("PRAGMA journal_mode=WAL")
-                db.executescript(SCHEMA)
-                _migrate(db)
-            except sqlite3.Error:
-                db.close()
-                raise
-            self._db = db
+                self._db = self._open()
+            except (sqlite3.Error, OSError) as exc:
+                if is_corruption(exc) and self.path.exists():
+                    move_aside(self.path)
+                    self._db = self._open()
+                elif self.path.exists():
+                    self._db = open_read_only(self.path, timeout=10.0)
+                    self.read_only = True
+                else:
+                    raise sqlite3.OperationalError(f"cannot create {self.path}: {exc}") \
+                        from exc
         return self._db
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
+            _migrate(db)
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
+
+    def why_unwritable(self) -> str:
+        """Why the ledger cannot be written, in a few words, and what to do."""
+        reason = why_unwritable(self.path)
+        return f"{reason or 'the file cannot be written'}; {next_step(reason)}"
 
     # -- reading ---------------------------------------------------------------------
     def load(self, note_ids: Iterable[str]) -> dict[str, NoteRecord]:

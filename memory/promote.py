@@ -28,6 +28,7 @@ from .ladder import resolve_section
 from .note import Note, Section
 from .store import LoadedNote
 from .usage import DAY_S, Call
+from .usage_rows import is_hashed
 
 MIN_QUESTIONS_FOR_DEMOTION = 3
 MAX_LINE_CHARS = 220
@@ -77,6 +78,9 @@ class PromotionReport:
     candidates: tuple[Candidate, ...]
     demotions: tuple[Demotion, ...]
     misses: tuple[RoutingMiss, ...]
+    skipped: int = 0  # rows of the log left out for bad values
+    damaged: str = ""  # where a log found damaged while reading went ('' if it was not)
+    queries: str = "plain"  # how the log keeps queries now (NOTES_USAGE_QUERIES)
 
 
 @dataclass
@@ -88,11 +92,13 @@ class _Reads:
 
 def build_report(notes: Notes, days: int = 30, min_sessions: int = 3,
                  demote_days: int = 90, now: float | None = None) -> PromotionReport:
-    """Read the usage log and the notes; nothing is written."""
+    """Read the usage log and the notes; nothing is written (but a log found damaged is
+    moved aside). Rows with bad values are skipped and counted in the report."""
     if notes.usage is None:
         raise InvalidArgument("the usage log is off (NOTES_USAGE_LOG=0); turn it on to promote")
     now = time.time() if now is None else now
-    recent = list(notes.usage.calls(since=now - max(days, demote_days) * DAY_S))
+    read = notes.usage.read(since=now - max(days, demote_days) * DAY_S)
+    recent = list(read.calls)
     window = [c for c in recent if c.ts >= now - days * DAY_S]
     fronts: dict[str, int] = defaultdict(int)
     for call in window:
@@ -102,7 +108,7 @@ def build_report(notes: Notes, days: int = 30, min_sessions: int = 3,
         demote_days, len(window), len({c.session for c in window}), dict(fronts),
         tuple(_candidates(notes, window, min_sessions)),
         tuple(_demotions(notes, [c for c in recent if c.ts >= now - demote_days * DAY_S])),
-        tuple(_routing_misses(window)))
+        tuple(_routing_misses(window)), read.skipped, read.damaged, notes.usage.queries)
 
 
 # -- promotion candidates -----------------------------------------------------------------
@@ -155,7 +161,8 @@ def proposed_line(entry: Section, questions: list[str] | tuple[str, ...]) -> str
     sentences = _sentences(entry) or [entry.title]
     asked = set()
     for question in questions:
-        asked |= set(terms(question, exact_analyzer()))
+        if not is_hashed(question):
+            asked |= set(terms(question, exact_analyzer()))
     best = max(sentences, key=lambda s: (len(set(terms(s, exact_analyzer())) & asked),
                                          -sentences.index(s)))
     if len(best) > MAX_LINE_CHARS:
@@ -183,7 +190,7 @@ def _demotions(notes: Notes, calls: list[Call]) -> list[Demotion]:
     for call in calls:
         reached = set(call.ranked[:1]) | ({call.note} if call.note else set())
         for note_id in reached:
-            if call.query:
+            if call.query and not is_hashed(call.query):  # a digest has no words to match
                 questions[note_id].add(call.query)
     found: list[Demotion] = []
     for note_id, asked in sorted(questions.items()):

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from .promote import Applied, Candidate, PromotionReport, RoutingMiss
 from .render import table
+from .usage_rows import is_hashed
 
 
 def markdown(report: PromotionReport) -> str:
@@ -17,6 +18,7 @@ def markdown(report: PromotionReport) -> str:
         f"Generated {report.generated} from the usage log: {report.calls} ladder calls in "
         f"{report.sessions} sessions over the last {report.days} days"
         + (f" ({fronts})." if fronts else "."),
+        *_log_notes(report),
         f"Rules: a history entry read in at least {report.min_sessions} distinct sessions "
         f"within {report.days} days and not yet in the state is a candidate; a state line no "
         f"question matched in {report.demote_days} days may be demoted.",
@@ -38,8 +40,34 @@ def markdown(report: PromotionReport) -> str:
     return "\n".join(parts)
 
 
+def _log_notes(report: PromotionReport) -> list[str]:
+    """What the reader should know about the log itself: bad rows, damage, the query mode."""
+    out = []
+    if report.skipped:
+        out.append(f"{report.skipped} rows of the log had bad values and were skipped.")
+    if report.damaged:
+        out.append(f"The log was damaged: it was moved to {report.damaged} and a new one "
+                   "started; only the calls read before the damage are counted.")
+    if report.queries == "hashed":
+        out.append("Queries are stored hashed (NOTES_USAGE_QUERIES=hashed): questions are "
+                   "counted, not shown, and only plain ones logged before can match state lines.")
+    elif report.queries == "off":
+        out.append("Queries are not stored (NOTES_USAGE_QUERIES=off): candidates count sessions "
+                   "and reads; demotions need the queries of plain or earlier logging.")
+    return out
+
+
+def _question(query: str) -> str:
+    if is_hashed(query):
+        return "(hashed)"
+    return repr(query) if query else "(no query logged)"
+
+
 def _candidate(c: Candidate) -> str:
-    asked = "\n".join(f"  - {q!r}" for q in c.questions) or "  - (read without a question)"
+    plain = [f"  - {q!r}" for q in c.questions if not is_hashed(q)]
+    hashed = sum(1 for q in c.questions if is_hashed(q))
+    asked = "\n".join(plain + ([f"  - (hashed) × {hashed}"] if hashed else [])) \
+        or "  - (read without a question)"
     return (f"### {c.note} · {c.entry}\n\n"
             f"- Entry: {c.date} · {c.title}\n"
             f"- Read {c.reads} times in {c.sessions} sessions\n"
@@ -50,7 +78,7 @@ def _candidate(c: Candidate) -> str:
 
 
 def _misses(misses: tuple[RoutingMiss, ...]) -> str:
-    rows = [(m.note, m.misses, m.sessions, "; ".join(repr(q) for q in m.queries[:5]),
+    rows = [(m.note, m.misses, m.sessions, "; ".join(_question(q) for q in m.queries[:5]),
              ", ".join(m.ranks[:5]), ", ".join(m.read_before[:5])) for m in misses]
     return _md_table(("note", "misses", "sessions", "queries that missed", "rank in suggestion",
                       "read before it"), rows)

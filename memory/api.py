@@ -192,6 +192,17 @@ class Notes:
                                   "writing to it through the tools")
         return loaded
 
+    def create_note_from_text(self, note: str, text: str) -> WriteResult:
+        """Create a note whose whole text is given (`notes init`'s starter, `notes import`);
+        refused if the id exists. The caller composes ``text`` in the note format."""
+        note_id = validate_note_id(note)
+        with self.store.locked(note_id) as path:
+            if path.exists():
+                raise NoteExists(f"note {note_id!r} already exists; pick another id")
+            self.store.write_atomic(path, text)
+        self._after_write(note_id, path)
+        return WriteResult(note_id, "note", self.counter.count(text), path, created=True)
+
     # -- maintenance ---------------------------------------------------------------------
     def refresh_index(self, rebuild: bool = False,
                       progress: Progress | None = None) -> RefreshReport:

@@ -54,17 +54,25 @@ def _config_for(root: _Root) -> Any:
 
 
 def _store_or_new_default(ctx: click.Context, cwd: Path | None, dry_run: bool) -> Config:
-    """The store in use; when there is none and it would be the per-user default, that
-    default is created first (as `notes init` would), and said so on stderr."""
+    """The store in use, said on stderr's first line; when there is none and it would be
+    the per-user default, that default is created first (as `notes init` would; a dry run
+    only says it would be)."""
     root = _root(ctx)
     choice = _choice(root, cwd)
+    made = ""
     if choice.source == "default" and not choice.path.exists():
         if dry_run:
-            raise ConfigError(f"your default store {choice.path} does not exist yet; run "
-                              "`notes init` first (a dry run writes nothing)")
-        made = init_store(choice.path, config_for=_config_for(root))
-        click.echo(f"created your default store {made.store} (as `notes init` does)", err=True)
-    return root.config(cwd)
+            config = load_config(None, root.state_dir, cwd=cwd, must_exist=False)
+            made = f"would create your default store {choice.path} (as `notes init` does)"
+        else:
+            init_store(choice.path, config_for=_config_for(root))
+            made = f"created your default store {choice.path} (as `notes init` does)"
+    if not made or not dry_run:
+        config = root.config(cwd)
+    click.echo(describe_store(config), err=True)
+    if made:
+        click.echo(made, err=True)
+    return config
 
 
 # -- init ---------------------------------------------------------------------------------
@@ -111,18 +119,18 @@ def import_(ctx: click.Context, sources: tuple[Path, ...], claude: bool, project
         raise click.UsageError("give Markdown files or folders to import, or --claude for "
                                "this project's Claude Code memory")
     config = _store_or_new_default(ctx, None, dry_run)
-    click.echo(describe_store(config), err=True)
     skip = config.notes_dir
     found = path_sources(list(sources), prefix, skip)
     notices: list[str] = []
     if claude:
         more, notices = claude_sources(project.resolve(), Path.home(), prefix, skip)
         found += more
-    notes = Notes(config, front="cli")
+    notes = None if dry_run else Notes(config, front="cli")
     try:
-        report = import_sources(notes, found, dry_run, notices)
+        report = import_sources(config, found, notes, notices)
     finally:
-        notes.close()
+        if notes is not None:
+            notes.close()
     click.echo(render.as_json(report) if as_json else _import_text(report))
 
 
@@ -176,7 +184,7 @@ def render_plain(found: Status) -> dict[str, Any]:
 
 def _status_text(found: Status) -> str:
     store = found.store
-    lines = [f"store: {store['why'] or store['path']}"]
+    lines = [str(store["why"] or f"store {store['path']}")]
     if found.index:
         stale = found.index["stale"] + found.index["removed"]
         fresh = "not built yet" if not found.index["built"] else (
@@ -217,7 +225,6 @@ def install_claude(ctx: click.Context, scope: str, project: Path, dry_run: bool)
     store (created if missing); never the example unless named."""
     project = project.resolve()
     config = _store_or_new_default(ctx, project, dry_run)
-    click.echo(describe_store(config), err=True)
     notes_bin = os.path.abspath(sys.argv[0]) if os.sep in sys.argv[0] else \
         (shutil.which("notes") or sys.argv[0])
     wiring = plan_wiring(scope, project, notes_bin, config.notes_dir, config.store_source,

@@ -67,13 +67,14 @@ def load_config(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     example: bool = False,
+    must_exist: bool = True,
 ) -> Config:
     """Resolve the settings: flag, then ``NOTES_*`` environment variable, then default. The
     store as :func:`choose_store` finds it (walking up from ``cwd``, default the current
-    folder); it must exist."""
+    folder); it must exist unless ``must_exist`` is False (a dry run's plan)."""
     env = os.environ if env is None else env
     choice = choose_store(notes_dir, env, cwd, example)
-    root = _existing_store(choice)
+    root = _existing_store(choice) if must_exist else choice.path
     state = _resolve_state_dir(root, state_dir or env.get("NOTES_STATE_DIR") or None, env)
     max_bytes = _int_setting(env, "NOTES_MAX_NOTE_BYTES", 2_000_000)
     budget = _int_setting(env, "NOTES_STATE_TOKEN_BUDGET", 600)

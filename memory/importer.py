@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .api import Notes
 from .compose import compose_note
+from .config import Config
 from .errors import InvalidArgument, InvalidNoteId, NotesError
 from .store import Store, validate_note_id
 from .text import slugify
@@ -89,9 +90,8 @@ def claude_sources(project: Path, home: Path, prefix: str | None,
     found_md = False
     for path, rel in _claude_md_files(project, skip):
         found_md = True
-        label = rel.replace("/", " ")
         sources.append(Source(path, _join(base, rel.replace(".claude/", "dot-claude/")),
-                              f"{label} of {project.name}"))
+                              f"{path.relative_to(project).as_posix()} of {project.name}"))
     if not found_md:
         notices.append(f"no CLAUDE.md in {project}")
     return sources, notices
@@ -170,30 +170,32 @@ class _Planned:
     digest: str = ""
 
 
-def import_sources(notes: Notes, sources: list[Source], dry_run: bool,
+def import_sources(config: Config, sources: list[Source], notes: Notes | None,
                    notices: list[str] | None = None,
                    today: dt.date | None = None) -> ImportReport:
-    """Plan every source, then (unless ``dry_run``) create the notes."""
+    """Plan every source against the store of ``config``, then create the notes through
+    ``notes`` (None: a dry run, nothing is written; the store need not exist yet)."""
     day = (today or dt.date.today()).isoformat()
-    by_hash, by_path = _imported(notes.store)
-    taken = set(notes.store.note_ids())
+    store = Store(config)
+    by_hash, by_path = _imported(store)
+    taken = set(store.note_ids())
     items: list[ImportItem] = []
     for source in dict((s.path, s) for s in sources).values():
-        planned = _plan(notes, source, day, by_hash, by_path, taken)
+        planned = _plan(source, day, config.max_note_bytes, by_hash, by_path, taken)
         item = planned.item
         if item.action == "create":
             taken.add(item.note)
             by_hash[planned.digest] = item.note
-            if not dry_run:
+            if notes is not None:
                 item = _create(notes, planned)
         items.append(item)
-    return ImportReport(str(notes.config.notes_dir), dry_run, items, notices or [])
+    return ImportReport(str(config.notes_dir), notes is None, items, notices or [])
 
 
-def _plan(notes: Notes, source: Source, day: str, by_hash: dict[str, str],
+def _plan(source: Source, day: str, limit: int, by_hash: dict[str, str],
           by_path: dict[str, tuple[str, str]], taken: set[str]) -> _Planned:
     shown = str(source.path)
-    raw, problem = _read(source.path, notes.config.max_note_bytes)
+    raw, problem = _read(source.path, limit)
     if problem:
         return _Planned(ImportItem(shown, "", "skipped", problem))
     digest = hashlib.sha256(raw).hexdigest()
@@ -211,7 +213,7 @@ def _plan(notes: Notes, source: Source, day: str, by_hash: dict[str, str],
         composed = compose_note(text, source.title, imported)
     except ValueError as exc:
         return _Planned(ImportItem(shown, "", "skipped", str(exc)))
-    if len(composed.text.encode("utf-8")) > notes.config.max_note_bytes:
+    if len(composed.text.encode("utf-8")) > limit:
         return _Planned(ImportItem(shown, "", "skipped", "over the note size limit once "
                                    "imported; split the file, or raise NOTES_MAX_NOTE_BYTES"))
     note_id = _free_id(source.note_id, taken)

@@ -30,10 +30,12 @@ from memory import render
 from memory.api import Notes
 from memory.config import Config, load_config
 from memory.errors import NotesError
+from memory.stores import describe_store
 
 SERVER_NAME = "notes"
-INSTRUCTIONS = ("Project memory in topic notes. Climb the ladder: suggest -> section_map -> "
-                "read_section; read only the section you need. recall: evidence within a budget.")
+INSTRUCTIONS = ("Project memory in topic notes. Read: suggest -> section_map -> read_section, "
+                "only what you need (recall: within a budget). Write as you learn: a durable "
+                "fact that changed -> write_state; an event or decision -> append_history.")
 READ = ToolAnnotations(read_only_hint=True)  # the other hints only apply to writing tools
 CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
 REPLACE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True)
@@ -228,6 +230,7 @@ def measure_costs(config: Config) -> dict[str, Any]:
     tools = asyncio.run(catalog(create_server(config, notes=notes)))
     count = notes.counter.count
     per_tool = {t["name"]: count(compact_json(t)) for t in tools}
+    per_tool["instructions"] = count(INSTRUCTIONS)  # sent once per session, like the catalog
     suggested = notes.suggest(TYPICAL_QUERY)
     top = suggested.hits[0].note
     mapped = notes.section_map(top, TYPICAL_QUERY)
@@ -270,6 +273,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def serve(config: Config, read_only: bool = False, http_port: int | None = None) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    log.info("serving the %s", describe_store(config))
     notes = server_notes(config)
     notes.index.refresh()
     mcp = create_server(config, read_only, notes)

@@ -478,7 +478,7 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
     report: Markdown, JSON, per-question results and a plot of hit rate against tokens."""
     import shlex
 
-    from .bench.report import FILES, policy_table, routing_text, write_report
+    from .bench.report import FILES, PLOT_HINT, policy_table, routing_text, write_report
     from .bench.run import run_backends
 
     progress = _bench_progress()
@@ -488,6 +488,8 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
         click.echo("", err=True)
     target = out or bench_dir / "report"
     data = write_report(run, target, "notes " + shlex.join(sys.argv[1:]))
+    if data["plot"] is None:
+        click.echo(f"no plot: {PLOT_HINT}", err=True)
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return

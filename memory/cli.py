@@ -1,7 +1,8 @@
 """The `notes` command line: a thin front end over :mod:`memory.api`.
 
-The only module that imports click. Errors from the library (NotesError) become
-``Error: …`` on stderr and exit status 1; usage errors exit 2.
+The only module that imports click, with its setup commands (init, import, status, install,
+uninstall) in :mod:`memory.cli_setup`. Errors from the library (NotesError) become ``Error: …``
+on stderr and exit status 1; usage errors exit 2.
 """
 
 from __future__ import annotations

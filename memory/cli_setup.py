@@ -10,18 +10,20 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
 from . import render
-from .api import Notes
 from .config import Config, StoreChoice, choose_store, default_store, load_config
 from .errors import ConfigError
-from .importer import ImportReport, claude_sources, import_sources, path_sources
-from .install import FileChange, install_claude_code, plan_wiring, uninstall_claude_code
-from .status import Status, store_status
-from .stores import InitResult, describe_store, init_store
+
+if TYPE_CHECKING:  # the modules behind the commands load when a command runs, so that the
+    # hook and the ladder commands do not pay for them at start
+    from .importer import ImportReport
+    from .install import FileChange
+    from .status import Status
+    from .stores import InitResult
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
 project_option = click.option("--project", type=click.Path(file_okay=False, path_type=Path),
@@ -57,6 +59,8 @@ def _store_or_new_default(ctx: click.Context, cwd: Path | None, dry_run: bool) -
     """The store in use, said on stderr's first line; when there is none and it would be
     the per-user default, that default is created first (as `notes init` would; a dry run
     only says it would be)."""
+    from .stores import describe_store, init_store
+
     root = _root(ctx)
     choice = _choice(root, cwd)
     made = ""
@@ -85,6 +89,8 @@ def _store_or_new_default(ctx: click.Context, cwd: Path | None, dry_run: bool) -
 def init(ctx: click.Context, folder: Path | None, force: bool, as_json: bool) -> None:
     """Make FOLDER a store (default: your per-user store): the marker .notes.toml, a
     .gitignore for the derived .notes/ folder, and a starter note. Safe to run twice."""
+    from .stores import init_store
+
     root = _root(ctx)
     target = folder if folder is not None else default_store(os.environ)
     result = init_store(target, force, _config_for(root))
@@ -115,6 +121,9 @@ def import_(ctx: click.Context, sources: tuple[Path, ...], claude: bool, project
     """Bring existing memory in: Markdown files or folders (front matter optional), or with
     --claude this project's Claude Code memory. Each file becomes a note with every line
     kept; the sources are only read; importing again creates nothing new."""
+    from .api import Notes
+    from .importer import claude_sources, import_sources, path_sources
+
     if not sources and not claude:
         raise click.UsageError("give Markdown files or folders to import, or --claude for "
                                "this project's Claude Code memory")
@@ -158,6 +167,8 @@ def status(ctx: click.Context, project: Path, as_json: bool) -> None:
     """The store in use and why, its notes and tokens, index freshness, the usage log,
     whether Claude Code is wired (which files), and every problem with the next step; exit 1
     when something is broken."""
+    from .status import store_status
+
     root = _root(ctx)
     config: Config | None = None
     failure = None
@@ -223,6 +234,8 @@ def install_claude(ctx: click.Context, scope: str, project: Path, dry_run: bool)
     existing settings; a backup of each changed file; running it twice changes nothing).
     The store: --notes, NOTES_DIR, the nearest store from the project, or your default
     store (created if missing); never the example unless named."""
+    from .install import install_claude_code, plan_wiring
+
     project = project.resolve()
     config = _store_or_new_default(ctx, project, dry_run)
     notes_bin = os.path.abspath(sys.argv[0]) if os.sep in sys.argv[0] else \
@@ -247,6 +260,8 @@ def uninstall_claude(scope: str, project: Path, dry_run: bool) -> None:
     """Remove exactly the MCP server and the prompt hook that install added (other servers,
     hooks and settings untouched; a backup of each changed file; a file install created and
     nothing else uses is deleted)."""
+    from .install import uninstall_claude_code
+
     _show(uninstall_claude_code(scope, project.resolve(), Path.home(), dry_run), dry_run)
 
 

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -51,27 +52,29 @@ def _choice(root: _Root, cwd: Path | None = None) -> StoreChoice:
     return choose_store(root.notes_dir, os.environ, cwd, root.example)
 
 
-def _config_for(root: _Root) -> Any:
+def _config_for(root: _Root) -> Callable[[Path], Config]:
     return lambda store: load_config(store, root.state_dir)
 
 
 def _store_or_new_default(ctx: click.Context, cwd: Path | None, dry_run: bool) -> Config:
     """The store in use, said on stderr's first line; when there is none and it would be
     the per-user default, that default is created first (as `notes init` would; a dry run
-    only says it would be)."""
+    only says it would be, and plans against the empty folder)."""
     from .stores import describe_store, init_store
 
     root = _root(ctx)
     choice = _choice(root, cwd)
     made = ""
     if choice.source == "default" and not choice.path.exists():
+        made = f"your default store {choice.path} (as `notes init` does)"
         if dry_run:
+            made = "would create " + made
             config = load_config(None, root.state_dir, cwd=cwd, must_exist=False)
-            made = f"would create your default store {choice.path} (as `notes init` does)"
         else:
             init_store(choice.path, config_for=_config_for(root))
-            made = f"created your default store {choice.path} (as `notes init` does)"
-    if not made or not dry_run:
+            made = "created " + made
+            config = root.config(cwd)
+    else:
         config = root.config(cwd)
     click.echo(describe_store(config), err=True)
     if made:
@@ -87,22 +90,29 @@ def _store_or_new_default(ctx: click.Context, cwd: Path | None, dry_run: bool) -
 @json_option
 @click.pass_context
 def init(ctx: click.Context, folder: Path | None, force: bool, as_json: bool) -> None:
-    """Make FOLDER a store (default: your per-user store): the marker .notes.toml, a
-    .gitignore for the derived .notes/ folder, and a starter note. Safe to run twice."""
+    """Make FOLDER a store (default: --notes, else your per-user store): the marker
+    .notes.toml, a .gitignore for the derived .notes/ folder, and a starter note. Safe to run
+    twice."""
     from .stores import init_store
 
     root = _root(ctx)
-    target = folder if folder is not None else default_store(os.environ)
+    named = Path(root.notes_dir) if root.notes_dir else None
+    target = folder or named or default_store(os.environ)
     result = init_store(target, force, _config_for(root))
-    click.echo(render.as_json(result) if as_json else _init_text(result))
+    try:
+        found_here = choose_store(None, os.environ).path == result.store
+    except ConfigError:
+        found_here = False
+    click.echo(render.as_json(result) if as_json else _init_text(result, found_here))
 
 
-def _init_text(result: InitResult) -> str:
+def _init_text(result: InitResult, found_here: bool) -> str:
     if not result.created:
         return f"{result.store} is already a store; nothing to do"
+    named = "" if found_here else f"--notes {result.store} "
     return (f"created the store {result.store}: {', '.join(result.written)}\n"
-            f"next: `notes --notes {result.store} import --claude` brings in Claude Code's "
-            "memory of this project, `notes install claude-code` wires it")
+            f"next, in your project: `notes {named}import --claude` brings in the memory "
+            f"Claude Code has of it, `notes {named}install claude-code` wires it")
 
 
 # -- import -------------------------------------------------------------------------------
@@ -182,13 +192,13 @@ def status(ctx: click.Context, project: Path, as_json: bool) -> None:
         except ConfigError as exc:
             failure = str(exc)
     found = store_status(config, choice, failure, project.resolve(), Path.home(), os.environ)
-    click.echo(render.as_json({**render_plain(found), "ok": found.ok}) if as_json
+    click.echo(render.as_json({**_plain_status(found), "ok": found.ok}) if as_json
                else _status_text(found))
     if not found.ok:
         ctx.exit(1)
 
 
-def render_plain(found: Status) -> dict[str, Any]:
+def _plain_status(found: Status) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(render.as_json(found))
     return data
 

@@ -103,6 +103,10 @@ def path_sources(paths: list[Path], prefix: str | None, skip: Path) -> list[Sour
     sources: list[Source] = []
     for given in paths:
         path = given.expanduser().resolve()
+        if path == skip:
+            raise InvalidArgument(f"{given} is the store itself; to convert its plain files, "
+                                  "import them into another store (`notes init DIR`, then "
+                                  f"`notes --notes DIR import {given}`) or one by one")
         if path.is_dir():
             base = prefix if prefix is not None else (slugify(path.name) or "imported")
             sources += [Source(p, _join(base, rel), p.stem) for p, rel in

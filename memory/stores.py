@@ -64,6 +64,9 @@ def init_store(target: Path, force: bool = False,
 def _refuse_unless_forced(target: Path, force: bool) -> None:
     if force:
         return
+    if target == EXAMPLE_STORE.resolve():
+        raise ConfigError(f"{target} is the bundled example, a demo; make your own store "
+                          "(`notes init` or `notes init DIR`), or pass --force")
     outer = store_above(target)
     if outer is not None:
         raise ConfigError(f"{target} is inside the store {outer}; commands run there already "

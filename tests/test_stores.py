@@ -140,3 +140,8 @@ def test_init_refuses_inside_a_store_and_on_other_files(tmp_path: Path) -> None:
     assert forced.returncode == 0, forced.stderr
     assert (code / MARKER).is_file() and (code / "main.py").read_text() == "print('hi')\n"
     assert notes("init", str(outer / "inner"), "--force", cwd=tmp_path).returncode == 0
+    demo = notes("init", str(EXAMPLE), cwd=tmp_path)
+    assert demo.returncode == 1 and "bundled example" in demo.stderr
+    assert not (EXAMPLE / MARKER).exists()
+    itself = notes("--notes", str(outer), "import", str(outer), cwd=tmp_path)
+    assert itself.returncode == 1 and "is the store itself" in itself.stderr

@@ -5,6 +5,8 @@ the same compact text the CLI prints. Library errors become MCP tool errors whos
 the next step. Logs go to stderr only: on stdio, stdout carries the protocol.
 
 Run: ``python mcp_server.py [--notes DIR] [--read-only] [--http PORT]`` or ``notes serve``.
+Over HTTP the app sits behind :mod:`memory.http_guard` (Host, Origin, token) and
+:mod:`memory.http_sessions` (a bound on live sessions).
 """
 
 from __future__ import annotations
@@ -21,16 +23,20 @@ from functools import wraps
 from typing import Any, TypeVar
 
 from fastmcp import FastMCP
-from fastmcp.exceptions import ToolError
+from fastmcp.exceptions import ToolError, ValidationError
 from fastmcp.tools import FunctionTool
+from fastmcp.tools.base import ToolResult
 from mcp.types import Tool as MCPTool
 from mcp.types import ToolAnnotations
+from pydantic import ValidationError as ArgumentsRejected
 
 from memory import render
 from memory.api import Notes
 from memory.config import Config, load_config
 from memory.errors import NotesError
+from memory.http_guard import HttpSettings
 from memory.stores import describe_store
+from memory.tool_args import argument_problem
 
 SERVER_NAME = "notes"
 INSTRUCTIONS = ("Project memory in topic notes. Read: suggest -> section_map -> read_section, "
@@ -42,13 +48,15 @@ REPLACE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempoten
 APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
 READ_TOOLS = ("suggest", "section_map", "read_section", "recall")
 WRITE_TOOLS = ("create_note", "write_state", "append_history")
+MCP_PATH = "/mcp"
 
 log = logging.getLogger("notes.mcp")
 F = TypeVar("F", bound=Callable[..., str])
 
 
 def tool_errors(fn: F) -> F:
-    """Library errors (and bad arguments) become tool errors; the server never crashes."""
+    """Library errors become tool errors; anything else is a bug, reported as one with its
+    traceback on stderr. The server never crashes."""
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> str:
@@ -56,9 +64,11 @@ def tool_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except NotesError as exc:
             raise ToolError(str(exc)) from exc
-        except (TypeError, ValueError) as exc:
-            log.exception("bad argument to %s", fn.__name__)
-            raise ToolError(f"bad argument: {exc}; check the tool's parameters") from exc
+        except Exception as exc:
+            log.exception("internal error in tool %s", fn.__name__)
+            raise ToolError(f"internal error in {fn.__name__} ({type(exc).__name__}), a bug "
+                            "in the notes server and not in the call: the traceback is in "
+                            "the server's log (its stderr); please report it") from exc
 
     return wrapper  # type: ignore[return-value]
 
@@ -94,6 +104,15 @@ class LeanTool(FunctionTool):
         schema = {k: v for k, v in self.parameters.items() if k != "additionalProperties"}
         overrides.setdefault("inputSchema", schema)
         return super().to_mcp_tool(**overrides)
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        try:
+            return await super().run(arguments)
+        except ValidationError as exc:  # pydantic rejected the arguments before the call
+            if not isinstance(exc.__cause__, ArgumentsRejected):
+                raise
+            message = argument_problem(self.name, self.parameters, exc.__cause__.errors())
+            raise ValidationError(message, log_level=logging.WARNING) from exc.__cause__
 
 
 def _tool(mcp: FastMCP, annotations: ToolAnnotations) -> Callable[[F], F]:
@@ -198,7 +217,7 @@ def start_watcher(notes: Notes) -> Any:
         log.error("keeping the index fresh failed", exc_info=exc)
 
     watcher = Watcher(notes.config.notes_dir, refresh, refresh,
-                      on_idle=notes.tidy_index, on_error=failed)
+                      on_idle=notes.tidy_index, on_error=failed, ignore=notes.config.state_dir)
     watcher.start()
     return watcher
 
@@ -260,6 +279,9 @@ def over_budget(costs: dict[str, Any], budget: dict[str, Any]) -> list[str]:
     return problems
 
 
+HTTP_ONLY = ("host", "allow_host", "token_file", "max_sessions", "session_idle")
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="mcp_server.py", description=__doc__.splitlines()[0])
     parser.add_argument("--notes", help="notes folder (default: $NOTES_DIR or the example)")
@@ -267,10 +289,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--read-only", action="store_true", help="serve only the read tools")
     parser.add_argument("--http", type=int, metavar="PORT",
                         help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio")
-    return parser.parse_args(argv)
+    parser.add_argument("--host", help="address to listen on (beyond loopback: needs a token)")
+    parser.add_argument("--allow-host", action="append", metavar="NAME",
+                        help="also answer to this Host/Origin name (repeatable)")
+    parser.add_argument("--token-file", action="store_true",
+                        help="require the bearer token in STATE/http-token (made if missing)")
+    parser.add_argument("--max-sessions", type=int, metavar="N", help="live HTTP sessions")
+    parser.add_argument("--session-idle", type=float, metavar="SECONDS",
+                        help="close an HTTP session idle this long")
+    args = parser.parse_args(argv)
+    given = [f"--{name.replace('_', '-')}" for name in HTTP_ONLY if getattr(args, name)]
+    if given and args.http is None:
+        parser.error(f"{', '.join(given)} go with --http PORT")
+    if min(args.max_sessions or 1, args.session_idle or 1) <= 0:
+        parser.error("--max-sessions and --session-idle must be positive")
+    return args
 
 
-def serve(config: Config, read_only: bool = False, http_port: int | None = None) -> None:
+def serve(config: Config, read_only: bool = False, http: HttpSettings | None = None) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     log.info("serving the %s", describe_store(config))
@@ -279,8 +315,8 @@ def serve(config: Config, read_only: bool = False, http_port: int | None = None)
     mcp = create_server(config, read_only, notes)
     watcher = start_watcher(notes)
     try:
-        if http_port is not None:
-            mcp.run(transport="http", host="127.0.0.1", port=http_port, show_banner=False)
+        if http is not None:
+            serve_http(mcp, http)
         else:
             mcp.run(show_banner=False)
     finally:
@@ -288,14 +324,44 @@ def serve(config: Config, read_only: bool = False, http_port: int | None = None)
         notes.close()
 
 
+def serve_http(mcp: FastMCP, http: HttpSettings) -> None:
+    """Streamable HTTP behind the guard (Host, Origin, token) and the session bound."""
+    import uvicorn
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from memory.http_guard import HttpGuard
+    from memory.http_sessions import SessionKeeper
+
+    app = mcp.http_app(path=MCP_PATH, session_idle_timeout=http.session_idle_s)
+    keeper = SessionKeeper(app, MCP_PATH, http.max_sessions, http.session_idle_s,
+                           HANDSHAKE_PROTOCOL_VERSIONS, log.info)
+    logging.getLogger("mcp").setLevel(logging.WARNING)  # a line per session opened or closed
+    host = f"[{http.host}]" if ":" in http.host else http.host
+    names = ", ".join(("loopback",) + http.allowed_hosts)
+    access = (f"clients must send 'Authorization: Bearer <token>' (token from "
+              f"{http.token_source})" if http.token else
+              "no token: any local process may call it (set NOTES_HTTP_TOKEN or --token-file)")
+    log.info("serving MCP at http://%s:%d%s to Host/Origin %s; %s; at most %d sessions, "
+             "each closed after %.0f s idle", host, http.port, MCP_PATH, names, access,
+             http.max_sessions, http.session_idle_s)
+    uvicorn.run(HttpGuard(keeper, http, log.warning), host=http.host, port=http.port,
+                log_config=None, access_log=False, ws="none", lifespan="on",
+                timeout_graceful_shutdown=2)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from memory.http_guard import http_settings
+
     args = parse_args(argv)
     try:
         config = load_config(args.notes, args.state_dir)
+        http = None if args.http is None else http_settings(
+            config, args.http, args.host, args.allow_host or (), args.token_file,
+            args.max_sessions, args.session_idle)
     except NotesError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
-    serve(config, args.read_only, args.http)
+    serve(config, args.read_only, http)
     return 0
 
 

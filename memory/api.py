@@ -10,29 +10,35 @@ import datetime as dt
 import os
 import sqlite3
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import cast
 
 from . import render
 from .backends.base import SearchIndex, make_index
 from .check import FileProblem, check_store
 from .config import Config
 from .edit import new_note_text, with_entry, with_state
-from .errors import NoteExists, NoteFormatError, NoteNotFound
-from .index import NoteIndex, Notify, Progress, RefreshReport
-from .integrity import HistoryGuard
+from .errors import EmptyInput, NoteBusy, NoteExists, NoteFormatError, NoteNotFound
+from .index import Notify, Progress, RefreshReport
+from .integrity import HistoryGuard, Repair
 from .ladder import Ladder, SectionMap, SectionText, Suggestions
 from .ledger import Ledger
-from .note import parse_note
+from .note import Note, parse_note
 from .recall import Recalled, recall
 from .results import NoteSummary, WriteResult
+from .safe_files import FileChanged, Snapshot, create_new, open_for_writing_elsewhere
 from .store import LoadedNote, Store, missing_note_message, validate_note_id
+from .text import excerpt
 from .tokens import CHARS_PER_TOKEN, TokenCounter
 from .usage import UsageLog
 
 PRIOR_WINDOW_S = 30 * 60  # how far back the session prior looks
 DEFAULT_RECALL_BUDGET = 1500
-_UNSAFE_TO_WRITE = {"binary", "not-utf8", "too-large", "front-matter-unclosed"}
+_UNSAFE_TO_WRITE = {"binary", "not-utf8", "too-large", "front-matter-unclosed",
+                    "unclosed-block"}
+WRITE_ATTEMPTS = 5  # reads of a note that an editor keeps saving while a tool writes it
+EDITOR_WAIT_S = 2.0  # how long a write waits for an editor that holds the note open
 
 
 def _stderr(message: str) -> None:
@@ -53,10 +59,8 @@ class Notes:
         self.store = Store(config)
         self.counter = TokenCounter(config.state_dir / "tokens.sqlite")
         self.ledger = Ledger(config.state_dir / "ledger.sqlite")
+        self.history = HistoryGuard(self.store, self.ledger, notify)
         self.index: SearchIndex = make_index(self.store, self.counter, notify, self._observe)
-        # HistoryGuard only calls refresh() and update_notes(), which every backend has
-        self.history = HistoryGuard(self.store, self.ledger, cast(NoteIndex, self.index),
-                                    notify)
         self.ladder = Ladder(self.store, self.index, self.counter)
         self.usage = UsageLog(config.state_dir / "usage.sqlite", config.usage_retention_days,
                               notify) if config.usage_log else None
@@ -146,62 +150,119 @@ class Notes:
         note_id = validate_note_id(note)
         text = new_note_text(title, tags or [], aliases)
         with self.store.locked(note_id) as path:
-            if path.exists():
-                raise NoteExists(f"note {note_id!r} already exists; use `notes state` or "
-                                 "`notes log` to change it, or pick another id")
-            self.store.write_atomic(path, text)
-        self._after_write(note_id, path)
-        return WriteResult(note_id, "state", self.counter.count(text), path, created=True)
+            if path.exists() or not create_new(path, text):
+                raise NoteExists(f"note {excerpt(note_id)} already exists; use `notes state` "
+                                 "or `notes log` to change it, or pick another id")
+        warnings = self._after_write(note_id, path, text)
+        return WriteResult(note_id, "state", self.counter.count(text), path, created=True,
+                           warnings=warnings)
 
-    def write_state(self, note: str, body: str) -> WriteResult:
-        """Replace the state section's body whole (its heading is kept)."""
-        with self.store.locked(note) as path:
-            loaded = self._load_for_write(note, path)
-            text = with_state(loaded.note, body)
-            self.store.write_atomic(path, text)
-        self._after_write(loaded.note_id, path)
-        state = parse_note(text).state
-        return WriteResult(loaded.note_id, "state", self.counter.count(state.text if state
-                                                                         else ""), path)
+    def write_state(self, note: str, body: str, allow_empty: bool = False) -> WriteResult:
+        """Replace the state section's body whole (its heading is kept). An empty body is
+        refused unless ``allow_empty`` (it would erase the state)."""
+        if not body.strip() and not allow_empty:
+            raise EmptyInput("the new state is empty, so it would erase the state; give the "
+                             "state's text (to clear it on purpose: `notes state NOTE "
+                             "--allow-empty`)")
+        return self.update_state(note, lambda _: body)
 
-    def append_history(self, note: str, title: str, body: str,
-                       date: str | None = None) -> WriteResult:
-        """Add a dated entry at the end of the history; older entries are not touched."""
-        with self.store.locked(note) as path:
-            loaded = self._load_for_write(note, path)
-            text = with_entry(loaded.note, title, body, date)
-            self.store.write_atomic(path, text)
-        self._after_write(loaded.note_id, path)
-        entry = parse_note(text).entries[-1]
-        return WriteResult(loaded.note_id, entry.id, self.counter.count(entry.text), path)
+    def update_state(self, note: str, new_body: Callable[[Note], str]) -> WriteResult:
+        """Replace the state with ``new_body(note)``, computed from the note as it is under
+        the lock (a read-modify-write such as a promotion)."""
+        note_id, path, text, warnings = self._change(note, lambda n: with_state(n, new_body(n)))
+        state = self._parsed(text).state
+        return WriteResult(note_id, "state", self.counter.count(state.text if state else ""),
+                           path, warnings=warnings)
 
-    def _after_write(self, note_id: str, path: Path) -> None:
-        """Record the new entries in the ledger and re-index the note, at once."""
-        self.history.observe([self.store.load_path(note_id, path)])
-        self.index.update_notes([note_id])
+    def append_history(self, note: str, title: str, body: str, date: str | None = None,
+                       allow_empty: bool = False) -> WriteResult:
+        """Add a dated entry at the end of the history; older entries are not touched. An
+        empty body is refused unless ``allow_empty`` (a title-only entry)."""
+        if not body.strip() and not allow_empty:
+            raise EmptyInput("the entry's text is empty; give what happened (for a title-only "
+                             "entry on purpose: `notes log NOTE --title … --allow-empty`)")
+        note_id, path, text, warnings = self._change(
+            note, lambda n: with_entry(n, title, body, date))
+        entry = self._parsed(text).entries[-1]
+        return WriteResult(note_id, entry.id, self.counter.count(entry.text), path,
+                           warnings=warnings)
 
-    def _load_for_write(self, note: str, path: Path) -> LoadedNote:
+    def _change(self, note: str, edit: Callable[[Note], str]) -> tuple[str, Path, str,
+                                                                        tuple[str, ...]]:
+        """Under the note's lock: read it, refuse it if it is not safe to write over, compute
+        the new text, and replace the file only if nobody changed it meanwhile (an editor's
+        save between the read and the rename makes it read again)."""
+        note_id = validate_note_id(note)
+        with self.store.locked(note_id) as path:
+            for attempt in range(WRITE_ATTEMPTS):
+                loaded, snap = self._load_for_write(note_id, path)
+                text = edit(loaded.note)
+                try:
+                    self.store.replace_if_unchanged(path, text, snap)
+                    break
+                except FileChanged:
+                    time.sleep(0.05 * (attempt + 1))
+            else:
+                raise NoteBusy(f"{path.name} kept changing while the store tried to write it "
+                               "(another program is saving it); nothing was written: retry "
+                               "in a moment")
+        return note_id, path, text, self._after_write(note_id, path, text)
+
+    def _load_for_write(self, note_id: str, path: Path) -> tuple[LoadedNote, Snapshot]:
         if not path.is_file():
-            raise NoteNotFound(missing_note_message(note, self.store.note_ids())
+            raise NoteNotFound(missing_note_message(note_id, self.store.note_ids())
                                + "; or create it with `notes new`")
-        loaded = self.store.load_path(validate_note_id(note), path)
+        self._wait_until_closed(path)
+        loaded, snap = self.store.snapshot(note_id, path)
         blocking = [p for p in loaded.problems if p.code in _UNSAFE_TO_WRITE]
         if blocking:
             first = blocking[0]
-            raise NoteFormatError(f"{path}:{first.line}: {first.message}; fix the file before "
-                                  "writing to it through the tools")
-        return loaded
+            raise NoteFormatError(f"{path.name}:{first.line}: {first.message}; fix the file "
+                                  "before writing to it through the tools")
+        self.history.refuse_losses(loaded)
+        return loaded, snap
+
+    @staticmethod
+    def _wait_until_closed(path: Path) -> None:
+        """An editor that holds the note open for writing is mid-save: wait a little for it,
+        then refuse rather than write over a half-written file."""
+        deadline = time.monotonic() + EDITOR_WAIT_S
+        while open_for_writing_elsewhere(path):
+            if time.monotonic() >= deadline:
+                raise NoteBusy(f"{path.name} is open for writing by another program (an "
+                               "editor saving it?); nothing was written: retry once it is "
+                               "saved and closed")
+            time.sleep(0.05)
+
+    def _parsed(self, text: str) -> Note:
+        return parse_note(text, state_headings=self.config.state_headings,
+                          history_headings=self.config.history_headings)
+
+    def _after_write(self, note_id: str, path: Path, text: str) -> tuple[str, ...]:
+        """Record the note in the ledger and re-index it at once. The note is written
+        whatever happens here: a failure is a warning that the index will catch up."""
+        raw = text.encode("utf-8")
+        self.history.observe([self.store.load_bytes(note_id, path, raw, len(raw))])
+        try:
+            self.index.update_notes([note_id])
+        except Exception as exc:  # the note is safe on disk; the index is derived
+            message = (f"the note is written, but the index could not be updated "
+                       f"({type(exc).__name__}: {excerpt(str(exc), 160)}); searches will "
+                       "catch up once the index can be written")
+            self.index.notify(f"notes: {message}")
+            return (message,)
+        return ()
 
     def create_note_from_text(self, note: str, text: str) -> WriteResult:
         """Create a note whose whole text is given (`notes init`'s starter, `notes import`);
         refused if the id exists. The caller composes ``text`` in the note format."""
         note_id = validate_note_id(note)
         with self.store.locked(note_id) as path:
-            if path.exists():
-                raise NoteExists(f"note {note_id!r} already exists; pick another id")
-            self.store.write_atomic(path, text)
-        self._after_write(note_id, path)
-        return WriteResult(note_id, "note", self.counter.count(text), path, created=True)
+            if path.exists() or not create_new(path, text):
+                raise NoteExists(f"note {excerpt(note_id)} already exists; pick another id")
+        warnings = self._after_write(note_id, path, text)
+        return WriteResult(note_id, "note", self.counter.count(text), path, created=True,
+                           warnings=warnings)
 
     # -- maintenance ---------------------------------------------------------------------
     def refresh_index(self, rebuild: bool = False,
@@ -218,6 +279,24 @@ class Notes:
     def check(self) -> list[FileProblem]:
         """Format problems of every note, then history entries changed since recorded."""
         return check_store(self.store, self.counter) + self.history.problems()
+
+    def restore_history(self, note: str | None = None) -> list[Repair]:
+        """Put changed history back as recorded (what it takes out is saved under
+        ``<state>/taken-out/``), then re-index what changed."""
+        repairs = self.history.restore(note, self.config.state_dir / "taken-out")
+        self._reindex_quietly(sorted({r.note for r in repairs}))
+        return repairs
+
+    def accept_history(self, note: str | None = None) -> list[Repair]:
+        """Take the notes as they are now as what the store knows of them."""
+        return self.history.accept(note)
+
+    def _reindex_quietly(self, note_ids: list[str]) -> None:
+        if note_ids:
+            try:
+                self.index.update_notes(note_ids)
+            except Exception as exc:  # derived data: the next search catches up
+                self.index.notify(f"notes: the index will catch up later ({exc})")
 
     def close(self) -> None:
         self.counter.flush()

@@ -22,7 +22,8 @@ from . import render
 from .api import Notes
 from .cli_setup import register as register_setup_commands
 from .config import Config, load_config
-from .errors import NotesError
+from .errors import EmptyInput, NotesError
+from .http_guard import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S
 from .index import RefreshReport
 
 BUDGET_FILE = Path(__file__).resolve().parent / "tool_budget.json"
@@ -34,6 +35,8 @@ class NotesGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except EmptyInput as exc:  # a usage error: exit 2, with the way to do it on purpose
+            raise click.UsageError(str(exc), ctx) from exc
         except NotesError as exc:
             raise click.ClickException(str(exc)) from exc
 
@@ -173,13 +176,20 @@ def new(ctx: click.Context, note: str, title: str, tags: str, aliases: str,
     _emit(as_json, result, render.write_result)
 
 
+allow_empty_option = click.option("--allow-empty", is_flag=True,
+                                  help="Accept an empty text on stdin (otherwise refused, "
+                                  "exit 2).")
+
+
 @cli.command()
 @click.argument("note")
+@allow_empty_option
 @json_option
 @click.pass_context
-def state(ctx: click.Context, note: str, as_json: bool) -> None:
-    """Replace NOTE's state with the text on stdin (the heading is kept)."""
-    result = _notes(ctx).write_state(note, _stdin("the new state"))
+def state(ctx: click.Context, note: str, allow_empty: bool, as_json: bool) -> None:
+    """Replace NOTE's state with the text on stdin (the heading is kept). An empty text is
+    refused unless --allow-empty (which clears the state)."""
+    result = _notes(ctx).write_state(note, _stdin("the new state"), allow_empty)
     _emit(as_json, result, render.write_result)
 
 
@@ -187,11 +197,15 @@ def state(ctx: click.Context, note: str, as_json: bool) -> None:
 @click.argument("note")
 @click.option("--title", "-t", required=True, help="The entry's title.")
 @click.option("--date", "-d", help="YYYY-MM-DD or 'YYYY-MM-DD HH:MM' (default: today).")
+@allow_empty_option
 @json_option
 @click.pass_context
-def log(ctx: click.Context, note: str, title: str, date: str | None, as_json: bool) -> None:
-    """Append a dated history entry to NOTE; its body is read from stdin."""
-    result = _notes(ctx).append_history(note, title, _stdin("the entry's body"), date)
+def log(ctx: click.Context, note: str, title: str, date: str | None, allow_empty: bool,
+        as_json: bool) -> None:
+    """Append a dated history entry to NOTE; its body is read from stdin (an empty body is
+    refused unless --allow-empty)."""
+    result = _notes(ctx).append_history(note, title, _stdin("the entry's body"), date,
+                                        allow_empty)
     _emit(as_json, result, render.write_result)
 
 
@@ -252,7 +266,7 @@ def check(ctx: click.Context, strict: bool, restore: bool, accept: bool,
     if restore and accept:
         raise click.UsageError("--restore and --accept are alternatives; pick one")
     if restore or accept:
-        repairs = (notes.history.restore if restore else notes.history.accept)(only_note)
+        repairs = (notes.restore_history if restore else notes.accept_history)(only_note)
         _emit(as_json, repairs, render.repairs)
         return
     if only_note:
@@ -292,7 +306,8 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
         tidy()
 
     # an error is printed (Error: ...) and watching goes on: the next change may succeed
-    watcher = Watcher(notes.config.notes_dir, changed, reconcile, quiet_seconds, on_idle=tidy)
+    watcher = Watcher(notes.config.notes_dir, changed, reconcile, quiet_seconds, on_idle=tidy,
+                      ignore=notes.config.state_dir)
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     watcher.start()
     click.echo(f"watching {notes.config.notes_dir} (Ctrl-C to stop)", err=True)
@@ -305,15 +320,39 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
 
 
 @cli.command()
-@click.option("--read-only", is_flag=True, help="Serve only suggest, section_map, read_section.")
+@click.option("--read-only", is_flag=True, help="Serve only the reading tools.")
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), metavar="PORT",
               help="Serve streamable HTTP on 127.0.0.1:PORT (default: stdio).")
+@click.option("--host", metavar="ADDR", help="With --http: listen on ADDR instead of "
+              "127.0.0.1; beyond loopback it needs a token.")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="With --http: also answer to Host/Origin NAME or NAME:PORT (repeatable; "
+                   "adds to $NOTES_HTTP_ALLOWED_HOSTS).")
+@click.option("--token-file", is_flag=True, help="With --http: require the bearer token kept "
+              "in STATE/http-token (made, mode 0600, if missing) instead of $NOTES_HTTP_TOKEN.")
+@click.option("--max-sessions", type=click.IntRange(min=1), metavar="N",
+              help=f"With --http: live sessions at most [default: {DEFAULT_MAX_SESSIONS}].")
+@click.option("--session-idle", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help=f"With --http: close a session idle this long "
+                   f"[default: {DEFAULT_SESSION_IDLE_S}].")
 @click.pass_context
-def serve(ctx: click.Context, read_only: bool, http_port: int | None) -> None:
+def serve(ctx: click.Context, read_only: bool, http_port: int | None, host: str | None,
+          allow_hosts: tuple[str, ...], token_file: bool, max_sessions: int | None,
+          session_idle: float | None) -> None:
     """Run the MCP server for this store (stdio by default; logs on stderr)."""
+    from .http_guard import http_settings
+
+    http_only = {"--host": host, "--allow-host": allow_hosts, "--token-file": token_file,
+                 "--max-sessions": max_sessions, "--session-idle": session_idle}
+    given = [name for name, value in http_only.items() if value]
+    if given and http_port is None:
+        raise click.UsageError(f"{', '.join(given)} go with --http PORT")
+    config = _notes(ctx).config
+    http = None if http_port is None else http_settings(
+        config, http_port, host, allow_hosts, token_file, max_sessions, session_idle)
     import mcp_server
 
-    mcp_server.serve(_notes(ctx).config, read_only, http_port)
+    mcp_server.serve(config, read_only, http)
 
 
 @cli.command()
@@ -565,7 +604,15 @@ def _stdin(what: str) -> str:
     if sys.stdin is None or sys.stdin.isatty():
         raise click.UsageError(f"give {what} on standard input (for example: echo '…' | notes "
                                "…)")
-    return sys.stdin.read()
+    raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.UsageError(f"{what} on standard input is not UTF-8 text (byte "
+                               f"0x{raw[exc.start]:02x} at offset {exc.start}); re-encode it "
+                               "as UTF-8 and retry") from None
 
 
 register_setup_commands(cli)  # init, import, status/doctor, install, uninstall

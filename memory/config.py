@@ -48,6 +48,8 @@ class Config:
     usage_retention_days: int = 180
     session: str = ""  # the CLI's session id (NOTES_SESSION); servers and hooks pass their own
     backend: str = "whoosh"  # NOTES_BACKEND: "whoosh" or "tantivy" (the optional extra)
+    http_allowed_hosts: tuple[str, ...] = ()  # NOTES_HTTP_ALLOWED_HOSTS: names beyond loopback
+    http_token: str = field(default="", repr=False)  # NOTES_HTTP_TOKEN: HTTP bearer token
     extra: Mapping[str, str] = field(default_factory=dict)
     store_source: str = "flag"  # how the store was chosen: one of STORE_SOURCES
 
@@ -83,7 +85,13 @@ def load_config(
     return Config(notes_dir=root, state_dir=state, max_note_bytes=max_bytes,
                   state_token_budget=budget, usage_log=usage, usage_retention_days=retention,
                   session=env.get("NOTES_SESSION", ""), backend=_backend(env),
+                  http_allowed_hosts=_names(env.get("NOTES_HTTP_ALLOWED_HOSTS", "")),
+                  http_token=env.get("NOTES_HTTP_TOKEN", "").strip(),
                   store_source=choice.source)
+
+
+def _names(raw: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in raw.split(",") if name.strip())
 
 
 def choose_store(notes_dir: str | os.PathLike[str] | None = None,

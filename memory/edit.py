@@ -14,7 +14,7 @@ from markdown_it import MarkdownIt
 
 from .errors import InvalidArgument
 from .note import Note, parse_note
-from .text import split_lines
+from .text import excerpt, split_lines
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2})?$")
 _MD = MarkdownIt("commonmark")
@@ -34,17 +34,24 @@ def with_state(note: Note, body: str) -> str:
     """The note's text with its state section's body replaced (heading kept)."""
     refuse_control_characters(body, "the state")
     _refuse_headings(body, max_level=2, what="the state")
+    nl = newline_of(note.text)
     lines = split_lines(note.text)
-    clean = body.strip("\n").rstrip()
+    clean = _lines(body.strip("\n").rstrip(), nl)
     state = note.state
     if state is None:
         at = next((s.start for s in note.sections if s.kind != "header"), len(lines))
-        block = f"## Current state\n{clean}\n\n" if clean else "## Current state\n\n"
-        return _splice(lines, at, at, block)
-    follows = state.end < len(lines)
-    heading = lines[state.start] if lines[state.start].endswith("\n") else lines[state.start] + "\n"
-    block = heading + (f"{clean}\n" if clean else "") + ("\n" if follows else "")
-    text = _splice(lines, state.start, state.end, block)
+        if at == len(lines) and lines and not lines[-1].endswith(("\n", "\r")):
+            lines[-1] += nl
+        follows = at < len(lines)
+        block = f"## Current state{nl}" + (f"{clean}{nl}" if clean else "") + (nl if follows
+                                                                                else "")
+        text = _splice(lines, at, at, block)
+    else:
+        follows = state.end < len(lines)
+        heading = lines[state.start] if lines[state.start].endswith(("\n", "\r")) \
+            else lines[state.start] + nl
+        block = heading + (f"{clean}{nl}" if clean else "") + (nl if follows else "")
+        text = _splice(lines, state.start, state.end, block)
     _verify_rest_unchanged(note, text)
     return text
 
@@ -67,20 +74,21 @@ def with_entry(note: Note, title: str, body: str, date: str | None = None) -> st
     stamp = check_date(date) if date else dt.date.today().isoformat()
     refuse_control_characters(body, "the entry's body")
     _refuse_headings(body, max_level=3, what="an entry's body")
-    clean = body.strip("\n").rstrip()
-    entry = f"### {stamp} · {title}\n" + (f"{clean}\n" if clean else "")
+    nl = newline_of(note.text)
+    clean = _lines(body.strip("\n").rstrip(), nl)
+    entry = f"### {stamp} · {title}{nl}" + (f"{clean}{nl}" if clean else "")
     lines = split_lines(note.text)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += nl
     history = note.history
     if history is None:
-        sep = "\n" if lines and lines[-1].strip() else ""
-        text = "".join(lines) + f"{sep}## History\n{entry}"
+        sep = nl if lines and lines[-1].strip() else ""
+        text = "".join(lines) + f"{sep}## History{nl}{entry}"
     else:
         at = history.end
         before = lines[at - 1] if at > 0 else "\n"
-        sep = "" if not before.strip() or at - 1 == history.start else "\n"
-        trailer = "\n" if at < len(lines) else ""
+        sep = "" if not before.strip() or at - 1 == history.start else nl
+        trailer = nl if at < len(lines) else ""
         text = _splice(lines, at, at, f"{sep}{entry}{trailer}")
     _verify_entry_added(note, text, title)
     return text
@@ -104,21 +112,27 @@ def _verify_entry_added(before: Note, text: str, title: str) -> None:
 def check_date(value: str) -> str:
     value = value.strip()
     if not _DATE.match(value):
-        raise InvalidArgument(f"date {value!r} is not ISO; write YYYY-MM-DD or "
+        raise InvalidArgument(f"date {excerpt(value)} is not ISO; write YYYY-MM-DD or "
                               "'YYYY-MM-DD HH:MM'")
     try:
         dt.date.fromisoformat(value[:10])
     except ValueError:
-        raise InvalidArgument(f"date {value!r} does not exist; check the day and month") \
+        raise InvalidArgument(f"date {excerpt(value)} does not exist; check the day and month") \
             from None
     return value
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
+_NOT_UTF8 = re.compile(r"[\ud800-\udfff]")  # bytes that were not UTF-8 (surrogateescape)
 
 
 def refuse_control_characters(value: str, what: str) -> None:
-    """NUL and other control bytes would turn a note into 'binary'; refuse them up front."""
+    """NUL and other control bytes would turn a note into 'binary'; bytes that are not
+    UTF-8 could not be written at all. Refuse both up front."""
+    broken = _NOT_UTF8.search(value)
+    if broken:
+        raise InvalidArgument(f"{what} holds bytes that are not UTF-8 text (at position "
+                              f"{broken.start()}); re-encode it as UTF-8 and retry")
     bad = _CONTROL.search(value)
     if bad:
         raise InvalidArgument(f"{what} holds a control character (U+{ord(bad.group()):04X}) "
@@ -133,23 +147,35 @@ def _single_line(value: str, what: str) -> str:
     return clean
 
 
-def _refuse_unclosed(body: str, what: str) -> None:
-    """An unclosed code fence or HTML comment would swallow everything written after it."""
-    lines = body.split("\n")
-    for token in _MD.parse(body):
-        if token.type == "fence" and token.map is not None:
-            last = lines[token.map[1] - 1].strip() if token.map[1] - 1 < len(lines) else ""
-            closed = token.map[1] - token.map[0] >= 2 and last.startswith(token.markup) \
-                and not last.strip(token.markup[0])
-            if not closed:
-                raise InvalidArgument(f"{what} has an unclosed code fence "
-                                      f"({token.markup}); close it and retry")
-    if body.count("<!--") > body.count("-->"):
-        raise InvalidArgument(f"{what} has an unclosed HTML comment; close it and retry")
+_SENTINEL = "notes-sentinel-heading"
+
+
+def _refuse_swallowing(body: str, level: int, what: str) -> None:
+    """Refuse a body holding a block that never ends (a code fence, ``<pre>``, ``<script>``,
+    ``<style>``, ``<textarea>``, an HTML comment, ``<?…?>``, ``<![CDATA[``…): in the note it
+    would hide every line written after it, headings included. Tested the way markdown-it
+    will read the note: a heading right after the body must still be a heading."""
+    probe = body.rstrip("\n") + f"\n\n{'#' * level} {_SENTINEL}\n"
+    tokens = _MD.parse(probe)
+    for index, token in enumerate(tokens[:-1]):
+        if token.type == "heading_open" and token.tag == f"h{level}" and token.level == 0 \
+                and tokens[index + 1].content.strip() == _SENTINEL:
+            return
+    last_line = probe.count("\n") - 1
+    culprit = next((t for t in tokens if t.map and t.map[0] <= last_line < t.map[1]
+                    and t.level == 0 and t.nesting >= 0), None)
+    if culprit is not None and culprit.type == "fence":
+        opened = f"an unclosed code fence ({culprit.markup})"
+    elif culprit is not None and culprit.type == "html_block":
+        opened = f"an unclosed HTML block ({excerpt(culprit.content.split(chr(10))[0], 30)})"
+    else:
+        opened = "a block that never ends"
+    raise InvalidArgument(f"{what} has {opened}, which would hide everything written after "
+                          "it; close it and retry")
 
 
 def _refuse_headings(body: str, max_level: int, what: str) -> None:
-    _refuse_unclosed(body, what)
+    _refuse_swallowing(body, max_level, what)
     for token in _MD.parse(body):
         if token.type == "heading_open" and int(token.tag[1]) <= max_level:
             raise InvalidArgument(f"{what} may not contain '{'#' * int(token.tag[1])}' headings "
@@ -159,3 +185,15 @@ def _refuse_headings(body: str, max_level: int, what: str) -> None:
 
 def _splice(lines: list[str], start: int, end: int, block: str) -> str:
     return "".join(lines[:start]) + block + "".join(lines[end:])
+
+
+def newline_of(text: str) -> str:
+    """The note's own line ending (a CRLF note stays CRLF)."""
+    first = split_lines(text)[:1]
+    return "\r\n" if first and first[0].endswith("\r\n") else "\n"
+
+
+def _lines(text: str, nl: str) -> str:
+    """``text`` with its line ends made ``nl``."""
+    flat = text.replace("\r\n", "\n").replace("\r", "\n")
+    return flat if nl == "\n" else flat.replace("\n", nl)

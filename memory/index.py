@@ -182,7 +182,8 @@ class NoteIndex:
     def _refresh(self, progress: Progress | None) -> RefreshReport:
         ix = self.open()
         known = self._known_files(ix)
-        changed, removed, unchanged = changed_files(self.store.root, known)
+        changed, removed, unchanged = changed_files(self.store.root, known,
+                                                       self.store.config.state_dir)
         report = RefreshReport(unchanged=unchanged, removed=removed)
         if changed or report.removed:
             report.indexed = self._write(changed, report.removed, known, progress)

@@ -19,7 +19,7 @@ from .note import Section
 from .search import SearchHit, parse_query, search, vagueness
 from .section_scores import Evidence, clear_winner, ranked_ids, score_sections, when_boosted
 from .store import LoadedNote, Store
-from .text import split_lines
+from .text import excerpt, split_lines
 from .timeexpr import dated_inside, parse_date_ref
 from .tokens import TokenCounter
 from .zoom import ZOOM_TOKENS, BlockRange, Window, block_text, own_blocks, parse_block_ref, windows
@@ -288,19 +288,19 @@ def resolve_section(loaded: LoadedNote, wanted: str, counter: TokenCounter) -> S
         return exact
     position = re.fullmatch(r"#?(\d+)", key)
     if position and key.startswith("#"):
-        number = int(position[1])
+        number = int(position[1]) if len(position[1]) <= 9 else 0
         if 1 <= number <= len(sections):
             return sections[number - 1]
-        raise SectionNotFound(f"no section #{number} in {loaded.note_id!r} (it has "
+        raise SectionNotFound(f"no section {excerpt(key, 20)} in {loaded.note_id!r} (it has "
                               f"{len(sections)}); " + _section_list(loaded, counter))
     matches = [s for s in sections if s.id.startswith(key.casefold())]
     if len(matches) == 1:
         return matches[0]
     if matches:
-        raise AmbiguousSection(f"section {key!r} matches {len(matches)} sections in "
+        raise AmbiguousSection(f"section {excerpt(key)} matches {len(matches)} sections in "
                                f"{loaded.note_id!r}: {', '.join(s.id for s in matches[:10])}; "
                                "give more of the id")
-    raise SectionNotFound(f"no section {key!r} in {loaded.note_id!r}; "
+    raise SectionNotFound(f"no section {excerpt(key)} in {loaded.note_id!r}; "
                           + _section_list(loaded, counter))
 
 

@@ -1,24 +1,30 @@
-"""The history ledger: every history entry's text as the store first saw it.
+"""The history ledger: what the store knows each note held, as it first saw it.
 
-History is append-only: tools never edit past entries, but people and other programs can.
-The ledger (``<state>/ledger.sqlite``) records each entry (note id, entry id, content hash,
-text) the first time the store indexes or writes it, and never overwrites that record. `notes
-check` compares it with the notes and reports entries changed or removed since;
-``--restore`` puts the recorded text back; ``--accept`` records the current text as the
-truth (a deliberate correction) and forgets entries removed on purpose.
+History is append-only: tools never edit past entries, but people and other programs can. The
+ledger (``<state>/ledger.sqlite``) keeps, per note:
+
+- every history entry, in order (``seq``), with its text as first seen (never overwritten)
+  and the blank lines that followed it the last time the history was intact (``gap``);
+- the history section's own lines (its heading and anything before the first entry) and the
+  section it came after, as last seen intact, so a deleted or renamed history can be put back
+  byte for byte;
+- the note's shape as last seen whole: front matter, title line, its top-level sections. A
+  tool write refuses a file that lost any of it (:mod:`memory.history_records`).
+
+What to record and what counts as a change is decided in :mod:`memory.history_records`; this
+module only stores and loads. `notes check` compares; ``--restore`` puts the record back;
+``--accept`` takes the note as it is now.
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from .note import Note
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -30,38 +36,80 @@ CREATE TABLE IF NOT EXISTS entries (
     seen REAL NOT NULL,
     PRIMARY KEY (note, entry)
 );
+CREATE TABLE IF NOT EXISTS histories (
+    note TEXT PRIMARY KEY,
+    heading TEXT NOT NULL,
+    after TEXT NOT NULL DEFAULT '',
+    seen REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS shapes (
+    note TEXT PRIMARY KEY,
+    front_matter INTEGER NOT NULL,
+    title_line INTEGER NOT NULL,
+    sections TEXT NOT NULL,
+    seen REAL NOT NULL
+);
 """
+_ADDED_COLUMNS = (("seq", "INTEGER"), ("gap", "TEXT NOT NULL DEFAULT '\n'"))
+_CHUNK = 500  # notes per query (SQLite limits the number of parameters)
 
 
 @dataclass(frozen=True)
 class Recorded:
+    """One entry as first seen. ``text`` is the entry without the blank lines after it."""
+
     note: str
     entry: str
+    seq: int
     hash: str
     text: str
+    gap: str
     date: str
     seen: float
 
 
 @dataclass(frozen=True)
-class Drift:
-    """A recorded entry that is no longer as recorded."""
+class HistoryRecord:
+    heading: str  # the history section's lines before its first entry, exactly
+    after: str  # id of the top-level section the history came after ('' if it came first)
+
+
+@dataclass(frozen=True)
+class Shape:
+    front_matter: bool
+    title_line: bool  # the header holds an H1 title line
+    sections: tuple[tuple[str, str], ...]  # (id, title) of each top-level section, in order
+
+
+@dataclass
+class NoteRecord:
+    """All the ledger holds of one note."""
 
     note: str
-    entry: str
-    kind: str  # "changed" or "removed" (entry gone) or "note-removed"
-    line: int  # 1-based line of the entry now (or of the history heading / 1)
-    detail: str
-    recorded: Recorded
+    entries: list[Recorded] = field(default_factory=list)  # in seq order
+    history: HistoryRecord | None = None
+    shape: Shape | None = None
+
+    @property
+    def known(self) -> bool:
+        return bool(self.entries) or self.history is not None or self.shape is not None
 
 
-def entry_hash(text: str) -> str:
-    return hashlib.sha256(normalized(text).encode("utf-8")).hexdigest()
+@dataclass
+class Change:
+    """What to write for one note: new entries, new gaps, history and shape records."""
 
+    note: str
+    new_entries: list[Recorded] = field(default_factory=list)
+    gaps: dict[str, str] = field(default_factory=dict)
+    history: HistoryRecord | None = None
+    shape: Shape | None = None
+    replace_all: bool = False  # forget every record of the note first (accept)
 
-def normalized(text: str) -> str:
-    """An entry's text without the blank lines that separate it from the next one."""
-    return text.rstrip() + "\n"
+    @property
+    def empty(self) -> bool:
+        return not (self.new_entries or self.gaps or self.history or self.shape
+                    or self.replace_all)
 
 
 class Ledger:
@@ -74,44 +122,63 @@ class Ledger:
         if self._db is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(SCHEMA)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.executescript(SCHEMA)
+                _migrate(db)
+            except sqlite3.Error:
+                db.close()
+                raise
             self._db = db
         return self._db
 
-    def observe(self, notes: Iterable[tuple[str, Note]]) -> None:
-        """Record entries not seen before; existing records are never overwritten."""
-        rows = [(note_id, e.id, entry_hash(e.text), normalized(e.text), e.date or "",
-                 time.time()) for note_id, note in notes for e in note.entries]
-        if not rows:
+    # -- reading ---------------------------------------------------------------------
+    def load(self, note_ids: Iterable[str]) -> dict[str, NoteRecord]:
+        """The records of these notes (an empty record for a note never seen)."""
+        wanted = list(dict.fromkeys(note_ids))
+        found = {n: NoteRecord(n) for n in wanted}
+        with self._lock:
+            db = self._connect()
+            for start in range(0, len(wanted), _CHUNK):
+                self._load_chunk(db, wanted[start:start + _CHUNK], found)
+        return found
+
+    def notes(self) -> list[str]:
+        """Every note the ledger holds something of."""
+        with self._lock:
+            rows = self._connect().execute(
+                "SELECT note FROM entries UNION SELECT note FROM histories "
+                "UNION SELECT note FROM shapes ORDER BY 1").fetchall()
+        return [str(r[0]) for r in rows]
+
+    @staticmethod
+    def _load_chunk(db: sqlite3.Connection, chunk: list[str],
+                    found: dict[str, NoteRecord]) -> None:
+        marks = ",".join("?" * len(chunk))
+        for row in db.execute(f"SELECT note, entry, seq, hash, text, gap, date, seen FROM "
+                              f"entries WHERE note IN ({marks}) ORDER BY note, seq", chunk):
+            found[row[0]].entries.append(Recorded(*row))
+        for note, heading, after in db.execute(
+                f"SELECT note, heading, after FROM histories WHERE note IN ({marks})", chunk):
+            found[note].history = HistoryRecord(heading, after)
+        for note, front, title, sections in db.execute(
+                f"SELECT note, front_matter, title_line, sections FROM shapes WHERE note IN "
+                f"({marks})", chunk):
+            found[note].shape = Shape(bool(front), bool(title),
+                                      tuple((str(i), str(t)) for i, t in json.loads(sections)))
+
+    # -- writing ---------------------------------------------------------------------
+    def save(self, changes: Iterable[Change]) -> None:
+        """Write the changes in one transaction; entries already recorded are kept."""
+        todo = [c for c in changes if not c.empty]
+        if not todo:
             return
+        now = time.time()
         with self._lock:
             db = self._connect()
             with db:
-                db.executemany("INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?, ?, ?)", rows)
-
-    def recorded(self, note_id: str | None = None) -> list[Recorded]:
-        with self._lock:
-            db = self._connect()
-            sql = "SELECT note, entry, hash, text, date, seen FROM entries"
-            args: tuple[str, ...] = ()
-            if note_id is not None:
-                sql, args = sql + " WHERE note = ?", (note_id,)
-            rows = db.execute(sql + " ORDER BY note, seen, rowid", args).fetchall()
-        return [Recorded(*row) for row in rows]
-
-    def accept(self, drift: Drift, current: str | None) -> None:
-        """Take the current text as the record (or forget a removed entry)."""
-        with self._lock:
-            db = self._connect()
-            with db:
-                if current is None:
-                    db.execute("DELETE FROM entries WHERE note = ? AND entry = ?",
-                               (drift.note, drift.entry))
-                else:
-                    db.execute("UPDATE entries SET hash = ?, text = ? WHERE note = ? AND "
-                               "entry = ?", (entry_hash(current), normalized(current),
-                                             drift.note, drift.entry))
+                for change in todo:
+                    _apply(db, change, now)
 
     def close(self) -> None:
         with self._lock:
@@ -120,71 +187,33 @@ class Ledger:
                 self._db = None
 
 
-def drifts(records: list[Recorded], current: dict[str, Note | None]) -> list[Drift]:
-    """Compare the records of some notes with those notes as they are now."""
-    out: list[Drift] = []
-    for record in records:
-        note = current.get(record.note)
-        if note is None:
-            out.append(Drift(record.note, record.entry, "note-removed", 1,
-                             "the note's file is gone", record))
-            continue
-        entry = note.section(record.entry)
-        if entry is None:
-            out.append(Drift(record.note, record.entry, "removed",
-                             (note.history.start + 1) if note.history else 1,
-                             "the entry is no longer in the history", record))
-        elif entry_hash(entry.text) != record.hash:
-            out.append(Drift(record.note, record.entry, "changed", entry.start + 1,
-                             first_difference(record.text, normalized(entry.text)), record))
-    return out
+def _apply(db: sqlite3.Connection, change: Change, now: float) -> None:
+    note = change.note
+    if change.replace_all:
+        for table in ("entries", "histories", "shapes"):
+            db.execute(f"DELETE FROM {table} WHERE note = ?", (note,))
+    db.executemany("INSERT OR IGNORE INTO entries (note, entry, seq, hash, text, gap, date, "
+                   "seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   [(note, r.entry, r.seq, r.hash, r.text, r.gap, r.date, now)
+                    for r in change.new_entries])
+    db.executemany("UPDATE entries SET gap = ? WHERE note = ? AND entry = ?",
+                   [(gap, note, entry) for entry, gap in change.gaps.items()])
+    if change.history is not None:
+        db.execute("INSERT OR REPLACE INTO histories VALUES (?, ?, ?, ?)",
+                   (note, change.history.heading, change.history.after, now))
+    if change.shape is not None:
+        shape = change.shape
+        db.execute("INSERT OR REPLACE INTO shapes VALUES (?, ?, ?, ?, ?)",
+                   (note, int(shape.front_matter), int(shape.title_line),
+                    json.dumps([list(s) for s in shape.sections], ensure_ascii=False), now))
 
 
-def first_difference(before: str, after: str) -> str:
-    old, new = before.splitlines(), after.splitlines()
-    for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
-        if a != b:
-            return f"line {number} of the entry was {a[:60]!r}, now {b[:60]!r}"
-    if len(old) > len(new):
-        return f"{len(old) - len(new)} line(s) removed at the end, from {old[len(new)][:60]!r}"
-    return f"{len(new) - len(old)} line(s) added at the end: {new[len(old)][:60]!r}"
-
-
-def restored_text(note: Note, drift: Drift) -> str:
-    """The note's text with one drifted entry put back as recorded."""
-    from .text import split_lines
-
-    lines = split_lines(note.text)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    recorded = drift.recorded.text.rstrip("\n")
-    entry = note.section(drift.entry)
-    if entry is not None:  # changed: replace its lines, keeping the blank lines after it
-        trail = entry.text[len(entry.text.rstrip()):]
-        trail = trail if trail.strip("\n") == "" and trail else "\n"
-        return "".join(lines[:entry.start]) + recorded + trail + "".join(lines[entry.end:])
-    return _inserted(note, lines, recorded, drift.recorded.date)
-
-
-def _inserted(note: Note, lines: list[str], recorded: str, date: str) -> str:
-    """Insert a removed entry back into the history, in date order."""
-    history = note.history
-    if history is None:
-        sep = "\n" if lines and lines[-1].strip() else ""
-        return "".join(lines) + f"{sep}## History\n{recorded}\n"
-    later = next((e for e in note.entries if date and (e.date or "") > date), None)
-    if later is not None:
-        at = later.start
-        return "".join(lines[:at]) + recorded + "\n\n" + "".join(lines[at:])
-    at = history.end
-    before = "" if at == 0 or not lines[at - 1].strip() or at - 1 == history.start else "\n"
-    after = "\n" if at < len(lines) else ""
-    return "".join(lines[:at]) + before + recorded + "\n" + after + "".join(lines[at:])
-
-
-def recreated_text(note_id: str, records: list[Recorded]) -> str:
-    """A minimal note holding the recorded entries of a note whose file is gone."""
-    title = note_id.split("/")[-1]
-    entries = "\n".join(r.text.rstrip("\n") + "\n" for r in records)
-    return (f"---\ntitle: {title}\n---\n# {title}\n\n## Current state\n- (restored by "
-            f"`notes check --restore`: only the history was recorded)\n\n## History\n{entries}")
+def _migrate(db: sqlite3.Connection) -> None:
+    """Ledgers written before entries had an order: their insertion order is the order."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(entries)")}
+    with db:
+        for name, kind in _ADDED_COLUMNS:
+            if name not in have:
+                db.execute(f"ALTER TABLE entries ADD COLUMN {name} {kind}")
+        if "seq" not in have:
+            db.execute("UPDATE entries SET seq = rowid")

@@ -158,17 +158,19 @@ def parse_note(
     draft = _Draft()
     lines = split_lines(text)
     meta, body_start, has_fm = _front_matter(lines, draft)
-    headings, blocks = _scan_body(lines, body_start)
+    headings, blocks, unclosed = _scan_body(lines, body_start)
     title = _note_title(meta, headings, fallback_title)
     sections = _build_sections(lines, headings, blocks, body_start, state_headings,
                                history_headings, draft)
+    if unclosed is not None:
+        draft.problems.append(_unclosed_problem(unclosed, sections))
     return Note(text=text, meta=meta, title=title, sections=tuple(sections),
                 problems=tuple(draft.problems), body_start=body_start, front_matter=has_fm)
 
 
 def _front_matter(lines: list[str], draft: _Draft) -> tuple[dict[str, Any], int, bool]:
     """Return (metadata, first body line, whether front matter was present)."""
-    if not lines or not _FM_OPEN.match(lines[0].rstrip("\n")):
+    if not lines or not _FM_OPEN.match(lines[0].lstrip("\ufeff").rstrip("\n")):
         draft.problems.append(Problem(1, "no-front-matter", "no YAML front matter; add a "
                                       "'---' block with at least a title", "warning"))
         return {}, 0, False
@@ -205,16 +207,22 @@ def _load_yaml(raw: str, draft: _Draft) -> dict[str, Any]:
     return {str(k): v for k, v in data.items()}
 
 
-def _scan_body(lines: list[str], body_start: int) -> tuple[list[_Heading], list[Block]]:
-    """Headings (H1–H3) and top-level blocks of the body, with whole-text line numbers."""
+def _scan_body(lines: list[str], body_start: int
+               ) -> tuple[list[_Heading], list[Block], tuple[int, str] | None]:
+    """Headings (H1–H3) and top-level blocks of the body, with whole-text line numbers, and
+    the block that runs to the end of the file unclosed, if one does (line, what)."""
     body = "".join(lines[body_start:])
     tokens = _MD.parse(body)
     headings: list[_Heading] = []
     blocks: list[Block] = []
+    unclosed: tuple[int, str] | None = None
     for i, tok in enumerate(tokens):
         if tok.map is None:
             continue
         start, end = tok.map[0] + body_start, tok.map[1] + body_start
+        if end == len(lines) and tok.level == 0 and _never_closed(tok, lines[start:end]):
+            unclosed = (start, "a code fence" if tok.type == "fence" else "an HTML block "
+                        f"({lines[start].strip()[:20]})")
         if tok.type == "heading_open" and tok.level == 0 and tok.tag in ("h1", "h2", "h3"):
             title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
             headings.append(_Heading(int(tok.tag[1]), start, title))
@@ -222,7 +230,44 @@ def _scan_body(lines: list[str], body_start: int) -> tuple[list[_Heading], list[
             while end > start + 1 and not lines[end - 1].strip():
                 end -= 1
             blocks.append(Block(start, end, "".join(lines[start:end])))
-    return headings, blocks
+    return headings, blocks, unclosed
+
+
+_HTML_CLOSERS = ((re.compile(r"^<(script|pre|style|textarea)(?=[\s>]|$)", re.I), None),
+                 (re.compile(r"^<!--"), "-->"), (re.compile(r"^<\?"), "?>"),
+                 (re.compile(r"^<!\[CDATA\["), "]]>"), (re.compile(r"^<![A-Za-z]"), ">"))
+
+
+def _never_closed(tok: Any, lines: list[str]) -> bool:
+    """A fence or an HTML block (the kinds CommonMark ends only at a closing marker) whose
+    closing marker never comes: it runs to the end of the file, hiding what follows."""
+    if tok.type == "fence":
+        last = lines[-1].strip() if len(lines) >= 2 else ""
+        return not (last.startswith(tok.markup) and not last.strip(tok.markup[0]))
+    if tok.type != "html_block" or not lines:
+        return False
+    first = lines[0].lstrip()
+    for opener, closer in _HTML_CLOSERS:
+        found = opener.match(first)
+        if found:
+            end = closer or f"</{found.group(1).lower()}>"
+            return end not in lines[-1].lower() if closer is None else end not in "".join(
+                lines)[found.end():]
+    return False
+
+
+def _unclosed_problem(unclosed: tuple[int, str], sections: list[Section]) -> Problem:
+    line, what = unclosed
+    inside = [s for s in sections if s.start <= line < max(s.end, s.start + 1)
+              and s.kind != "header"]
+    where = ""
+    if inside:
+        section = inside[-1]
+        where = {"state": " in the state", "history": " in the history",
+                 "entry": f" in history entry {section.id}"}.get(section.kind,
+                                                                 f" in section {section.id}")
+    return Problem(line + 1, "unclosed-block", f"{what}{where} opened at line {line + 1} is "
+                   "never closed, so everything after it is read as part of it; close it")
 
 
 def _is_block(kind: str, level: int, nesting: int) -> bool:

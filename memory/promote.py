@@ -263,7 +263,9 @@ class Applied:
 
 def apply_promotion(notes: Notes, note_id: str, entry_ref: str, line: str | None = None,
                     dry_run: bool = False, days: int = 30) -> Applied:
-    """Add the entry's line to the state (once); the history is left byte-identical."""
+    """Add the entry's line to the state (once); the history is left byte-identical. The
+    note is read, changed and written under its lock, and replaced only if no editor saved
+    it meanwhile (:meth:`Notes.update_state`)."""
     from .edit import with_state
 
     loaded = notes.store.load(note_id)
@@ -271,14 +273,29 @@ def apply_promotion(notes: Notes, note_id: str, entry_ref: str, line: str | None
     if entry.kind != "entry":
         raise InvalidArgument(f"{entry.id!r} is a {entry.kind}, not a history entry; give an "
                               "entry id (see `notes map " + loaded.note_id + "`)")
-    text = _promoted_line(entry, line, _questions_for(notes, loaded, entry, days))
+    questions = _questions_for(notes, loaded, entry, days)
+    seen: dict[str, Note] = {}
+
+    def promoted(note: Note) -> str:
+        seen["before"] = note
+        fresh = note.section(entry.id)
+        if fresh is None or fresh.kind != "entry":
+            raise InvalidArgument(f"entry {entry.id!r} is no longer in {loaded.note_id!r}; "
+                                  f"run `notes map {loaded.note_id}` and retry")
+        if back_reference(fresh) in (note.state.text if note.state else ""):
+            return _state_body(note)  # promoted meanwhile: nothing to add
+        return _state_body(note) + "\n" + _promoted_line(fresh, line, questions)
+
+    text = _promoted_line(entry, line, questions)
     before = loaded.note.text
     if back_reference(entry) in (loaded.note.state.text if loaded.note.state else ""):
         return Applied(loaded.note_id, entry.id, text, False, before, before)
-    after = with_state(loaded.note, _state_body(loaded.note) + "\n" + text)
-    if not dry_run:
-        notes.write_state(loaded.note_id, _state_body(loaded.note) + "\n" + text)
-    return Applied(loaded.note_id, entry.id, text, True, before, after)
+    if dry_run:
+        return Applied(loaded.note_id, entry.id, text, True, before,
+                       with_state(loaded.note, promoted(loaded.note)))
+    notes.update_state(loaded.note_id, promoted)
+    after = notes.store.path_for(loaded.note_id).read_text(encoding="utf-8")
+    return Applied(loaded.note_id, entry.id, text, True, seen["before"].text, after)
 
 
 def _promoted_line(entry: Section, line: str | None, questions: list[str]) -> str:

@@ -118,7 +118,8 @@ def note_list(notes: list[NoteSummary]) -> str:
 
 def write_result(result: WriteResult) -> str:
     verb = "created" if result.created else "wrote"
-    return f"{verb} {result.note}#{result.section} ({result.tokens} tokens)"
+    done = f"{verb} {result.note}#{result.section} ({result.tokens} tokens)"
+    return "\n".join([done, *(f"warning: {w}" for w in result.warnings)])
 
 
 def problems(found: list[FileProblem]) -> str:

@@ -22,3 +22,4 @@ class WriteResult:
     tokens: int
     path: Path
     created: bool = False
+    warnings: tuple[str, ...] = ()  # the note is written; something derived lags behind

@@ -3,7 +3,9 @@
 This is the only module that touches the notes tree. Note ids are relative paths without
 ``.md`` (``infra/search``); every id is checked before it becomes a path, so nothing reads or
 writes outside the store. Writes go to a temporary file in the same folder, are fsynced and
-renamed over the note, under a per-note lock file kept in the state folder.
+renamed over the note (:mod:`memory.safe_files`), under a per-note lock file kept in the state
+folder; a change to an existing note is a compare-and-swap against the snapshot it was
+computed from.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import difflib
 import fcntl
-import glob
 import hashlib
 import os
 import re
@@ -23,8 +24,17 @@ from pathlib import Path
 from .config import Config
 from .errors import InvalidNoteId, NoteNotFound
 from .note import Note, Problem, parse_note
+from .safe_files import (
+    Snapshot,
+    read_snapshot,
+    replace_if_unchanged,
+    storage_error,
+    write_atomic,
+)
+from .text import excerpt
 
 _MAX_ID_LENGTH = 200
+_MAX_PART_BYTES = 200  # a file name holds 255 bytes; ".md" and a writer's temp name need room
 _COMPONENT = re.compile(r"^[\w][\w\-. ]*$")
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)),
              *(f"lpt{i}" for i in range(10))}
@@ -60,6 +70,7 @@ class Store:
         self.config = config
         self.root = config.notes_dir
         self._real_root = Path(os.path.realpath(self.root))
+        self._state = Path(os.path.realpath(config.state_dir))  # never taken for notes
 
     # -- ids and paths ---------------------------------------------------------------
     def path_for(self, note_id: str) -> Path:
@@ -72,8 +83,9 @@ class Store:
     def _confine(self, path: Path, note_id: str) -> None:
         real = Path(os.path.realpath(path))
         if real != self._real_root and self._real_root not in real.parents:
-            raise InvalidNoteId(f"note id {note_id!r} leads outside the store (through a "
-                                "symbolic link); use an id of a note inside the notes folder")
+            raise InvalidNoteId(f"note id {excerpt(note_id, 80)} leads outside the store "
+                                "(through a symbolic link); use an id of a note inside the "
+                                "notes folder")
 
     def exists(self, note_id: str) -> bool:
         return self.path_for(note_id).is_file()
@@ -83,13 +95,18 @@ class Store:
         """Every note file under the root, hidden folders and escaping links left out."""
         found: list[NoteFile] = []
         for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            dirnames[:] = sorted(d for d in dirnames if self._searched(dirpath, d))
             for name in sorted(filenames):
                 if name.endswith(".md") and not name.startswith("."):
                     entry = self._note_file(Path(dirpath) / name)
                     if entry is not None:
                         found.append(entry)
         return found
+
+    def _searched(self, parent: str, name: str) -> bool:
+        """Sub-folders that may hold notes: not hidden, not the state folder."""
+        return not name.startswith(".") and Path(os.path.realpath(
+            os.path.join(parent, name))) != self._state
 
     def _note_file(self, path: Path) -> NoteFile | None:
         rel = path.relative_to(self.root).with_suffix("").as_posix()
@@ -106,7 +123,7 @@ class Store:
         """Note-like files that are symbolic links leading out of the store (for `check`)."""
         out = []
         for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            dirnames[:] = [d for d in dirnames if self._searched(dirpath, d)]
             for name in filenames:
                 path = Path(dirpath) / name
                 if name.endswith(".md") and self._real_root not in Path(
@@ -157,32 +174,37 @@ class Store:
         """Hold the per-note write lock (across processes) while a change is made."""
         path = self.path_for(note_id)
         lock_dir = self.config.state_dir / "locks"
-        lock_dir.mkdir(parents=True, exist_ok=True)
         digest = hashlib.sha1(validate_note_id(note_id).encode()).hexdigest()
-        with open(lock_dir / f"{digest}.lock", "a+b") as handle:
+        try:
+            lock_dir.mkdir(parents=True, exist_ok=True)
+            handle = open(lock_dir / f"{digest}.lock", "a+b")  # noqa: SIM115
+        except OSError as exc:
+            raise storage_error(exc, f"take the write lock in {lock_dir}") from exc
+        with handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield path
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def write_atomic(self, path: Path, text: str) -> None:
-        """Write through a temporary file in the same folder, fsync, then rename."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _remove_stale_temp_files(path)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    def snapshot(self, note_id: str, path: Path) -> tuple[LoadedNote, Snapshot]:
+        """Read a note for a change: the parsed note and what its file was (to compare just
+        before the new text replaces it)."""
         try:
-            with open(tmp, "wb") as handle:
-                handle.write(text.encode("utf-8"))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
-        _fsync_dir(path.parent)
+            snap = read_snapshot(path, limit=self.config.max_note_bytes)
+        except FileNotFoundError:
+            raise NoteNotFound(missing_note_message(note_id, self.note_ids())) from None
+        except OSError as exc:
+            raise storage_error(exc, f"read {path}") from exc
+        return self.load_bytes(note_id, path, snap.raw, snap.size), snap
+
+    def write_atomic(self, path: Path, text: str) -> None:
+        """A new file, or one replaced whole on purpose (see safe_files.write_atomic)."""
+        write_atomic(path, text)
+
+    def replace_if_unchanged(self, path: Path, text: str, expected: Snapshot) -> None:
+        """Replace a note only if it is still ``expected`` (see safe_files)."""
+        replace_if_unchanged(path, text, expected)
 
 
 def validate_note_id(note_id: object) -> str:
@@ -214,6 +236,10 @@ def _refuse(clean: str, original: str) -> None:
         if not _COMPONENT.match(part) or part.endswith((" ", ".")):
             fail(f"the part {part[:40]!r} must start with a letter or digit and hold only "
                  "letters, digits, '-', '_', '.' and spaces")
+        size = len(part.encode("utf-8", "surrogatepass"))
+        if size > _MAX_PART_BYTES:
+            fail(f"the part {part[:20]!r}… is {size} bytes long in UTF-8, over the "
+                 f"{_MAX_PART_BYTES} a file name can hold here; use a shorter id")
         if part.split(".")[0].casefold() in _RESERVED:
             fail(f"{part!r} is a reserved device name")
 
@@ -221,7 +247,7 @@ def _refuse(clean: str, original: str) -> None:
 def missing_note_message(note_id: str, known: list[str]) -> str:
     close = closest_ids(note_id, known)
     hint = f"closest: {', '.join(close)}" if close else "run `notes list` to see the notes"
-    return f"no note {note_id!r}; {hint}"
+    return f"no note {excerpt(note_id, 80)}; {hint}"
 
 
 def closest_ids(wanted: str, known: list[str], limit: int = 5) -> list[str]:
@@ -246,32 +272,3 @@ def _decode(raw: bytes, problems: list[Problem]) -> str:
 def _read_head(path: Path, limit: int) -> bytes:
     with open(path, "rb") as handle:
         return handle.read(limit)
-
-
-def _remove_stale_temp_files(path: Path) -> None:
-    """Temp files of writers that died before renaming (a crash, SIGKILL) are removed."""
-    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
-        pid = tmp.name[len(path.name) + 2:-4]
-        if pid.isdigit() and not _alive(int(pid)):
-            tmp.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -31,3 +31,8 @@ def split_lines(text: str) -> list[str]:
     """Split into lines keeping their ends, breaking where markdown-it does (``\\r\\n``,
     ``\\r``, ``\\n``), so its line maps index this list; ``str.splitlines`` breaks on more."""
     return _LINE.findall(text)
+
+
+def excerpt(value: str, limit: int = 60) -> str:
+    """A user's input echoed in a message: quoted, and cut to ``limit`` characters."""
+    return repr(value if len(value) <= limit else value[:limit] + "…")

@@ -45,10 +45,14 @@ def guarded(work: Callable[[], object], on_error: OnError) -> None:
         on_error(exc)
 
 
-def is_note_path(path: str, root: Path) -> bool:
+def is_note_path(path: str, root: Path, ignore: Path | None = None) -> bool:
+    """A note file of the store: under ``root``, not hidden, not under ``ignore`` (the
+    state folder, when it lies inside the notes folder)."""
     try:
         rel = Path(path).relative_to(root)
     except ValueError:
+        return False
+    if ignore is not None and (Path(path) == ignore or ignore in Path(path).parents):
         return False
     if any(part.startswith(".") for part in rel.parts):
         return False
@@ -60,8 +64,8 @@ class Debouncer(FileSystemEventHandler):
 
     def __init__(self, root: Path, on_change: OnChange, quiet: float = QUIET_SECONDS,
                  on_idle: OnIdle | None = None, idle: float = IDLE_SECONDS,
-                 on_error: OnError = print_error) -> None:
-        self.root, self.on_change, self.quiet = root, on_change, quiet
+                 on_error: OnError = print_error, ignore: Path | None = None) -> None:
+        self.root, self.on_change, self.quiet, self.ignore = root, on_change, quiet, ignore
         self.on_idle, self.idle, self.on_error = on_idle, idle, on_error
         self.pending: dict[str, float] = {}
         self.lock = threading.Lock()
@@ -73,7 +77,7 @@ class Debouncer(FileSystemEventHandler):
             return
         for raw in (event.src_path, getattr(event, "dest_path", "") or ""):
             path = os.fsdecode(raw)
-            if path and is_note_path(path, self.root):
+            if path and is_note_path(path, self.root, self.ignore):
                 with self.lock:
                     self.pending[path] = time.monotonic() + self.quiet
 
@@ -108,8 +112,10 @@ class Watcher:
 
     def __init__(self, root: Path, on_change: OnChange, reconcile: Callable[[], None],
                  quiet: float = QUIET_SECONDS, every: float = RECONCILE_SECONDS,
-                 on_idle: OnIdle | None = None, on_error: OnError = print_error) -> None:
-        self.debouncer = Debouncer(root, on_change, quiet, on_idle, on_error=on_error)
+                 on_idle: OnIdle | None = None, on_error: OnError = print_error,
+                 ignore: Path | None = None) -> None:
+        self.debouncer = Debouncer(root, on_change, quiet, on_idle, on_error=on_error,
+                                   ignore=ignore)
         self.observer = Observer()
         self.observer.schedule(self.debouncer, str(root), recursive=True)
         self.reconcile, self.every = reconcile, every

@@ -20,10 +20,11 @@ from ..store import NoteFile
 Stat = tuple[str, int, int]  # path, mtime_ns, size
 
 
-def note_stats(root: Path) -> dict[str, Stat]:
+def note_stats(root: Path, skip: Path | None = None) -> dict[str, Stat]:
     """Every note file under ``root`` as {note id: (path, mtime_ns, size)}: the files
-    :meth:`Store.files` lists, unordered."""
+    :meth:`Store.files` lists, unordered (``skip``: the state folder, if it is inside)."""
     real_root = os.path.realpath(root) + os.sep
+    skipped = os.path.realpath(skip) if skip is not None else None
     found: dict[str, Stat] = {}
     stack = [(str(root), "")]
     while stack:
@@ -38,7 +39,8 @@ def note_stats(root: Path) -> dict[str, Stat]:
                 continue
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, f"{prefix}{name}/"))
+                    if skipped is None or os.path.realpath(entry.path) != skipped:
+                        stack.append((entry.path, f"{prefix}{name}/"))
                     continue
                 if not name.endswith(".md"):
                     continue
@@ -54,12 +56,12 @@ def note_stats(root: Path) -> dict[str, Stat]:
     return found
 
 
-def changed_files(root: Path, known: Mapping[str, Mapping[str, Any]]
-                  ) -> tuple[list[NoteFile], list[str], int]:
+def changed_files(root: Path, known: Mapping[str, Mapping[str, Any]],
+                  skip: Path | None = None) -> tuple[list[NoteFile], list[str], int]:
     """What a refresh must do, from the files on disk and what the index holds of each note
     (its stored ``mtime_ns`` and ``size``): the files whose stat changed (by note id), the
     note ids whose files are gone, and how many are unchanged. Both backends use it."""
-    stats = note_stats(root)
+    stats = note_stats(root, skip)
     changed: list[NoteFile] = []
     unchanged = 0
     for note_id, (path, mtime_ns, size) in stats.items():

@@ -145,7 +145,8 @@ class TantivyIndex:
         """Re-index the notes whose content changed since they were indexed."""
         with self._lock:
             known = self._known_files()
-            changed, removed, unchanged = changed_files(self.store.root, known)
+            changed, removed, unchanged = changed_files(self.store.root, known,
+                                                       self.store.config.state_dir)
             report = RefreshReport(unchanged=unchanged, removed=removed)
             if changed or report.removed:
                 report.indexed = self._write(changed, report.removed, known, progress)

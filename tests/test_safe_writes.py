@@ -1,0 +1,317 @@
+"""Writes that must not destroy what they did not mean to touch (issue 13, items 1-5).
+
+Each test is a repro found by outside testing: it failed on the code before the fix.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fastmcp import Client
+from fastmcp.exceptions import ToolError
+
+from conftest import RunCli
+from mcp_server import create_server
+from memory import InvalidArgument, Notes, load_config
+from memory.errors import NoteBusy, NoteFormatError, NoteLostContent
+from memory.note import parse_note
+
+
+def _made(run_cli: RunCli, note: str = "a") -> None:
+    assert run_cli("new", note, "--title", "A").returncode == 0
+    assert run_cli("log", note, "--title", "first", "--date", "2026-11-01",
+                   input="the first entry\n").returncode == 0
+    assert run_cli("state", note, input="- the state line\n").returncode == 0
+
+
+# -- item 1: a note half-written by an editor ------------------------------------------
+EDITOR = """
+import sys, time
+path, pause = sys.argv[1], float(sys.argv[2])
+with open(path, "r+b") as handle:
+    buffer = handle.read()
+    handle.seek(0)
+    handle.truncate()
+    handle.flush()
+    print("truncated", flush=True)
+    time.sleep(pause)
+    handle.write(buffer + b"### 2026-11-02 \\xc2\\xb7 by the editor\\nwritten by hand\\n")
+"""
+
+
+def _editor(path: Path, pause: float) -> subprocess.Popen[str]:
+    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(path), str(pause)],
+                              stdout=subprocess.PIPE, text=True)
+    assert editor.stdout is not None and editor.stdout.readline().strip() == "truncated"
+    return editor
+
+
+def test_log_refuses_a_note_an_editor_has_truncated_and_is_writing(
+        run_cli: RunCli, store_dir: Path) -> None:
+    _made(run_cli)
+    path = store_dir / "a.md"
+    before = path.read_bytes()
+    editor = _editor(path, 3.0)
+    result = run_cli("log", "a", "--title", "during", input="x\n")
+    editor.wait(timeout=30)
+    editor.stdout.close()  # type: ignore[union-attr]
+    assert result.returncode == 1, result.stdout
+    assert result.stderr.startswith("Error: ") and "nothing was written" in result.stderr
+    after = path.read_bytes()
+    assert after.startswith(before)  # the editor's save landed on the live file, whole
+    assert b"during" not in after and b"by the editor" in after
+    assert run_cli("check").returncode == 0  # header, state and history all there
+
+
+def test_a_write_refuses_a_note_that_lost_its_header_state_or_entries(
+        run_cli: RunCli, store_dir: Path) -> None:
+    _made(run_cli)
+    path = store_dir / "a.md"
+    whole = path.read_text()
+    note = parse_note(whole)
+    history_at = whole.index("## History")
+    for damaged, lost in [
+        ("", "empty"),
+        (whole[history_at:], "front matter"),              # header and state gone
+        (whole[:history_at], "History"),                    # the history section gone
+        (whole[:whole.index("the first entry")], "entr"),  # cut inside the last entry
+    ]:
+        path.write_text(damaged)
+        result = run_cli("log", "a", "--title", "more", input="more\n")
+        assert result.returncode == 1, (lost, result.stdout)
+        assert lost in result.stderr and "nothing was written" in result.stderr
+        assert path.read_text() == damaged  # refused: the file is as the editor left it
+        state = run_cli("state", "a", input="- new state\n")
+        assert state.returncode == 1 and path.read_text() == damaged
+    path.write_text(whole)
+    assert note.entries and run_cli("log", "a", "--title", "more", input="more\n").returncode == 0
+
+
+def test_a_deliberate_removal_is_accepted_with_check_accept(run_cli: RunCli,
+                                                             store_dir: Path) -> None:
+    _made(run_cli)
+    path = store_dir / "a.md"
+    text = path.read_text()
+    path.write_text(text.replace("## Current state\n- the state line\n\n", ""))
+    refused = run_cli("log", "a", "--title", "more", input="more\n")
+    assert refused.returncode == 1 and "notes check --accept --note a" in refused.stderr
+    assert run_cli("check", "--accept", "--note", "a").returncode == 0
+    assert run_cli("log", "a", "--title", "more", input="more\n").returncode == 0
+
+
+def test_a_rename_save_between_read_and_rename_is_never_overwritten(notes: Notes) -> None:
+    """The editor saves (by rename) while the tool computes its change: the tool sees the
+    file changed just before its own rename, reads it again and writes on top of it."""
+    notes.create_note("b", "B")
+    notes.append_history("b", "first", "one", "2026-11-01")
+    path = notes.store.path_for("b")
+    saved = {"done": False}
+    original = notes.store.replace_if_unchanged
+
+    def editor_saves_first(target: Path, text: str, expected: object) -> None:
+        if not saved["done"]:
+            saved["done"] = True
+            tmp = target.with_name(".b.md.swp")
+            tmp.write_text(target.read_text().replace(
+                "## Current state\n", "## Current state\nA line the editor added.\n"))
+            tmp.replace(target)
+        original(target, text, expected)  # type: ignore[arg-type]
+
+    notes.store.replace_if_unchanged = editor_saves_first  # type: ignore[method-assign]
+    notes.append_history("b", "second", "two", "2026-11-02")
+    text = path.read_text()
+    assert "A line the editor added." in text and "### 2026-11-02 · second" in text
+
+
+def test_a_note_open_for_writing_is_waited_for_then_refused(notes: Notes) -> None:
+    notes.create_note("c", "C")
+    path = notes.store.path_for("c")
+    holder = subprocess.Popen([sys.executable, "-c", "import sys,time\n"
+                               f"f = open({str(path)!r}, 'a')\nprint('open', flush=True)\n"
+                               "time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        with pytest.raises(NoteBusy, match="open for writing"):
+            notes.append_history("c", "x", "y")
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()  # type: ignore[union-attr]
+    notes.append_history("c", "x", "y")
+
+
+# -- item 2: a state that would swallow the rest of the note ---------------------------
+@pytest.mark.parametrize("opener", ["<script>", "<pre>", "<style>", "<!-- note", "```",
+                                    "<textarea>", "<?php", "<![CDATA["])
+def test_a_state_body_that_would_swallow_the_history_is_refused(notes: Notes,
+                                                                opener: str) -> None:
+    path = notes.store.path_for("d")
+    path.write_text("---\ntitle: D\n---\n# D\n\n## History\n### 2026-11-01 · one\nbody\n")
+    before = path.read_text()
+    with pytest.raises(InvalidArgument, match="close it"):
+        notes.write_state("d", f"{opener}\nline\n")
+    assert path.read_text() == before
+    notes.write_state("d", "- fine")  # the state-less path still works, history intact
+    assert parse_note(path.read_text()).entries[0].text.startswith("### 2026-11-01 · one")
+    with pytest.raises(InvalidArgument):
+        notes.append_history("d", "two", f"{opener}\nunclosed")
+
+
+def test_a_hand_made_unclosed_fence_in_the_state_blocks_writes(notes: Notes) -> None:
+    path = notes.store.path_for("e")
+    path.write_text("---\ntitle: E\n---\n# E\n\n## Current state\n```\nhand made\n\n"
+                    "## History\n### 2026-11-01 · one\nbody\n")
+    before = path.read_text()
+    with pytest.raises(NoteFormatError, match=r"e\.md:7: .*never closed"):
+        notes.write_state("e", "- new")
+    with pytest.raises(NoteFormatError, match="never closed"):
+        notes.append_history("e", "two", "body")
+    assert path.read_text() == before
+    problems = [p.code for p in notes.check() if p.path == "e.md"]
+    assert "unclosed-block" in problems
+
+
+# -- item 3: empty input never replaces a state ------------------------------------------
+def test_empty_stdin_is_refused_with_exit_2(run_cli: RunCli, store_dir: Path) -> None:
+    _made(run_cli)
+    before = (store_dir / "a.md").read_bytes()
+    for args in (["state", "a"], ["log", "a", "--title", "x"]):
+        for empty in ("", "  \n\t\n"):
+            result = run_cli(*args, input=empty)
+            assert result.returncode == 2, result.stdout
+            assert "empty" in result.stderr and "--allow-empty" in result.stderr
+    assert (store_dir / "a.md").read_bytes() == before
+    cleared = run_cli("state", "a", "--allow-empty", input="")
+    assert cleared.returncode == 0, cleared.stderr
+    assert "the state line" not in (store_dir / "a.md").read_text()
+    titled = run_cli("log", "a", "--title", "title only", "--allow-empty", input="")
+    assert titled.returncode == 0 and "title only" in (store_dir / "a.md").read_text()
+
+
+async def test_mcp_refuses_empty_text(store_dir: Path) -> None:
+    async with Client(create_server(load_config(store_dir))) as client:
+        before = (store_dir / "infra/redis.md").read_bytes()
+        for tool, args in (("write_state", {"text": "  "}),
+                           ("append_history", {"title": "t", "text": "\n"})):
+            with pytest.raises(ToolError, match="empty"):
+                await client.call_tool(tool, {"note": "infra/redis", **args})
+        assert (store_dir / "infra/redis.md").read_bytes() == before
+
+
+# -- item 4: promote --apply under the note's lock -------------------------------------
+def test_promote_apply_holds_the_lock_from_read_to_write(notes: Notes) -> None:
+    """Another process writes the state while promote computes its line: before the fix,
+    promote wrote its stale copy over it."""
+    import threading
+
+    from memory import promote
+
+    entry = parse_note(notes.store.path_for("infra/redis").read_text()).entries[0]
+    real = promote._promoted_line
+    writers: list[threading.Thread] = []
+
+    def slow_line(*args: object) -> str:
+        if writers:
+            return real(*args)  # type: ignore[arg-type]
+
+        def other_writer() -> None:
+            other = Notes(load_config(notes.config.notes_dir), notify=lambda _: None)
+            other.write_state("infra/redis", "- written meanwhile by another writer")
+            other.close()
+
+        writers.append(threading.Thread(target=other_writer))
+        writers[0].start()
+        time.sleep(1.0)  # the other writer finishes now unless promote holds the lock
+        return real(*args)  # type: ignore[arg-type]
+
+    promote._promoted_line = slow_line  # type: ignore[assignment]
+    try:
+        promote.apply_promotion(notes, "infra/redis", entry.id, line="promoted line")
+    finally:
+        promote._promoted_line = real
+    writers[0].join(timeout=30)
+    state = parse_note(notes.store.path_for("infra/redis").read_text()).state
+    assert state is not None and "written meanwhile" in state.text
+
+
+def test_promote_apply_keeps_a_state_written_between_its_read_and_write(notes: Notes) -> None:
+    from memory import promote
+
+    entry = parse_note(notes.store.path_for("infra/redis").read_text()).entries[0]
+    original = notes.store.replace_if_unchanged
+    done = {"written": False}
+
+    def rename_save_in_between(target: Path, text: str, expected: object) -> None:
+        if not done["written"]:
+            done["written"] = True  # an editor rewrites the state by hand (rename-save)
+            current = target.read_text()
+            state = parse_note(current).state
+            assert state is not None
+            lines = current.splitlines(keepends=True)
+            lines.insert(state.start + 1, "- added by hand meanwhile\n")
+            tmp = target.with_name(".redis.tmp-editor")
+            tmp.write_text("".join(lines))
+            tmp.replace(target)
+        original(target, text, expected)  # type: ignore[arg-type]
+
+    notes.store.replace_if_unchanged = rename_save_in_between  # type: ignore[method-assign]
+    promote.apply_promotion(notes, "infra/redis", entry.id, line="promoted line")
+    state = parse_note(notes.store.path_for("infra/redis").read_text()).state
+    assert state is not None
+    assert "added by hand meanwhile" in state.text and "promoted line" in state.text
+
+
+# -- item 5: an unclosed <pre> in an entry ---------------------------------------------
+def test_an_unclosed_pre_entry_is_refused_at_its_first_write(notes: Notes) -> None:
+    notes.create_note("f", "F")
+    with pytest.raises(InvalidArgument, match="<pre>"):
+        notes.append_history("f", "bad", "<pre>\nnot closed")
+    notes.append_history("f", "good", "fine")  # the note is not stuck
+
+
+def test_a_note_stuck_by_a_hand_made_unclosed_entry_names_that_entry(notes: Notes) -> None:
+    path = notes.store.path_for("g")
+    path.write_text("---\ntitle: G\n---\n# G\n\n## Current state\n- s\n\n## History\n"
+                    "### 2026-11-01 · stuck one\n<pre>\nnever closed\n")
+    with pytest.raises(NoteFormatError, match="2026-11-01-stuck-one"):
+        notes.append_history("g", "next", "fine")
+
+
+def test_lost_content_error_is_a_note_format_error() -> None:
+    assert issubclass(NoteLostContent, NoteFormatError)
+
+
+def test_a_save_landing_between_the_check_and_the_exchange_is_put_back(notes: Notes) -> None:
+    """The last window: the editor's rename lands after the tool's final check. The tool
+    exchanges its file in, finds the one it took out is not the one it read, swaps the
+    editor's save back and writes again on top of it."""
+    from memory import safe_files
+
+    notes.create_note("h", "H")
+    notes.append_history("h", "first", "one", "2026-11-01")
+    path = notes.store.path_for("h")
+    real = safe_files.exchange
+    landed = {"n": 0}
+
+    def editor_saves_just_before(first: Path, second: Path) -> bool:
+        if landed["n"] == 0 and second == path:
+            landed["n"] += 1
+            tmp = path.with_name(".h.md.swp")
+            tmp.write_text(path.read_text().replace(
+                "## Current state\n", "## Current state\nSaved at the last moment.\n"))
+            tmp.replace(path)
+        return real(first, second)
+
+    safe_files.exchange = editor_saves_just_before  # type: ignore[assignment]
+    try:
+        notes.append_history("h", "second", "two", "2026-11-02")
+    finally:
+        safe_files.exchange = real
+    text = path.read_text()
+    assert landed["n"] == 1
+    assert "Saved at the last moment." in text and "### 2026-11-02 · second" in text
+    assert not list(path.parent.glob(".h.md.*"))

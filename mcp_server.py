@@ -284,7 +284,8 @@ HTTP_ONLY = ("host", "allow_host", "token_file", "max_sessions", "session_idle")
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="mcp_server.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--notes", help="notes folder (default: $NOTES_DIR or the example)")
+    parser.add_argument("--notes", help="notes folder (default: $NOTES_DIR, else the nearest "
+                        "store walking up from here, else your default store)")
     parser.add_argument("--state-dir", help="index folder (default: NOTES/.notes)")
     parser.add_argument("--read-only", action="store_true", help="serve only the read tools")
     parser.add_argument("--http", type=int, metavar="PORT",

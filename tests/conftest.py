@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from memory import Notes, load_config
+from reliability import FIGURES, Figures, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "notes_example"
@@ -68,3 +69,16 @@ def run_cli(store_dir: Path) -> RunCli:
                               text=True, env=full_env, timeout=120)
 
     return run
+
+
+@pytest.fixture
+def figures(request: pytest.FixtureRequest) -> Iterator[Figures]:
+    """Rows for docs/reliability.md under this test's title (see tests/reliability.py)."""
+    doc = (request.function.__doc__ or request.function.__name__).strip().splitlines()[0]
+    yield Figures(doc)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    target = os.environ.get("NOTES_RELIABILITY_REPORT")
+    if target and FIGURES:
+        write_report(Path(target), exitstatus)

@@ -11,6 +11,7 @@ import pytest
 from conftest import RunCli
 from memory import Notes
 from memory.note import parse_note
+from reliability import Figures
 
 NOTE = "infra/redis"
 
@@ -122,7 +123,9 @@ def _rename_history(path: Path) -> None:
     (_rename_history, "history-removed"),
 ])
 def test_check_sees_it_and_restore_puts_back_the_exact_bytes(
-        notes: Notes, store_dir: Path, damage: Callable[[Path], None], code: str) -> None:
+        notes: Notes, store_dir: Path, damage: Callable[[Path], None], code: str,
+        figures: Figures) -> None:
+    """History edited by hand: swapped, inserted, retitled, deleted, renamed"""
     assert notes.check() == []  # records every note
     path = store_dir / f"{NOTE}.md"
     original = path.read_bytes()
@@ -135,6 +138,8 @@ def test_check_sees_it_and_restore_puts_back_the_exact_bytes(
     assert repairs
     assert path.read_bytes() == original
     assert notes.check() == []
+    figures.add(damage.__name__.strip("_").replace("_", " "),
+                f"reported ({code}); restored byte for byte")
 
 
 def test_restore_saves_what_it_takes_out(notes: Notes, store_dir: Path) -> None:

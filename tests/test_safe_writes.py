@@ -19,6 +19,7 @@ from mcp_server import create_server
 from memory import InvalidArgument, Notes, load_config
 from memory.errors import NoteBusy, NoteFormatError, NoteLostContent
 from memory.note import parse_note
+from reliability import Figures
 
 
 def _made(run_cli: RunCli, note: str = "a") -> None:
@@ -51,7 +52,8 @@ def _editor(path: Path, pause: float) -> subprocess.Popen[str]:
 
 
 def test_log_refuses_a_note_an_editor_has_truncated_and_is_writing(
-        run_cli: RunCli, store_dir: Path) -> None:
+        run_cli: RunCli, store_dir: Path, figures: Figures) -> None:
+    """Writes onto a note an editor has truncated and is writing back (3 s)"""
     _made(run_cli)
     path = store_dir / "a.md"
     before = path.read_bytes()
@@ -65,10 +67,13 @@ def test_log_refuses_a_note_an_editor_has_truncated_and_is_writing(
     assert after.startswith(before)  # the editor's save landed on the live file, whole
     assert b"during" not in after and b"by the editor" in after
     assert run_cli("check").returncode == 0  # header, state and history all there
+    figures.add("`notes log` during the editor's save", "refused, exit 1, nothing written")
+    figures.add("the editor's save afterwards", "whole, on the live file; `notes check` clean")
 
 
 def test_a_write_refuses_a_note_that_lost_its_header_state_or_entries(
-        run_cli: RunCli, store_dir: Path) -> None:
+        run_cli: RunCli, store_dir: Path, figures: Figures) -> None:
+    """Writes onto a note that lost its header, state or entries (a half-written file)"""
     _made(run_cli)
     path = store_dir / "a.md"
     whole = path.read_text()
@@ -89,6 +94,8 @@ def test_a_write_refuses_a_note_that_lost_its_header_state_or_entries(
         assert state.returncode == 1 and path.read_text() == damaged
     path.write_text(whole)
     assert note.entries and run_cli("log", "a", "--title", "more", input="more\n").returncode == 0
+    figures.add("damaged files (empty, no header, no history, cut in an entry)", 4)
+    figures.add("`notes log` / `notes state` refused, file untouched", "4 / 4, 4 / 4")
 
 
 def test_a_deliberate_removal_is_accepted_with_check_accept(run_cli: RunCli,
@@ -103,9 +110,12 @@ def test_a_deliberate_removal_is_accepted_with_check_accept(run_cli: RunCli,
     assert run_cli("log", "a", "--title", "more", input="more\n").returncode == 0
 
 
-def test_a_rename_save_between_read_and_rename_is_never_overwritten(notes: Notes) -> None:
-    """The editor saves (by rename) while the tool computes its change: the tool sees the
-    file changed just before its own rename, reads it again and writes on top of it."""
+def test_a_rename_save_between_read_and_rename_is_never_overwritten(notes: Notes,
+                                                                   figures: Figures) -> None:
+    """Editors saving by rename while a tool writes the same note
+
+    The editor saves while the tool computes its change: the tool sees the file changed just
+    before its own rename, reads it again and writes on top of it."""
     notes.create_note("b", "B")
     notes.append_history("b", "first", "one", "2026-11-01")
     path = notes.store.path_for("b")
@@ -125,6 +135,8 @@ def test_a_rename_save_between_read_and_rename_is_never_overwritten(notes: Notes
     notes.append_history("b", "second", "two", "2026-11-02")
     text = path.read_text()
     assert "A line the editor added." in text and "### 2026-11-02 · second" in text
+    figures.add("editor's save between the tool's read and its rename", "kept; the tool read "
+                "again and wrote on top of it")
 
 
 def test_a_note_open_for_writing_is_waited_for_then_refused(notes: Notes) -> None:
@@ -147,8 +159,9 @@ def test_a_note_open_for_writing_is_waited_for_then_refused(notes: Notes) -> Non
 # -- item 2: a state that would swallow the rest of the note ---------------------------
 @pytest.mark.parametrize("opener", ["<script>", "<pre>", "<style>", "<!-- note", "```",
                                     "<textarea>", "<?php", "<![CDATA["])
-def test_a_state_body_that_would_swallow_the_history_is_refused(notes: Notes,
-                                                                opener: str) -> None:
+def test_a_state_body_that_would_swallow_the_history_is_refused(
+        notes: Notes, opener: str, figures: Figures) -> None:
+    """Bodies opening a block that never ends (state and entry)"""
     path = notes.store.path_for("d")
     path.write_text("---\ntitle: D\n---\n# D\n\n## History\n### 2026-11-01 · one\nbody\n")
     before = path.read_text()
@@ -159,6 +172,8 @@ def test_a_state_body_that_would_swallow_the_history_is_refused(notes: Notes,
     assert parse_note(path.read_text()).entries[0].text.startswith("### 2026-11-01 · one")
     with pytest.raises(InvalidArgument):
         notes.append_history("d", "two", f"{opener}\nunclosed")
+    figures.add(f"`{opener}` in a state (note without a state) / in an entry",
+                "refused / refused; history intact")
 
 
 def test_a_hand_made_unclosed_fence_in_the_state_blocks_writes(notes: Notes) -> None:
@@ -176,7 +191,9 @@ def test_a_hand_made_unclosed_fence_in_the_state_blocks_writes(notes: Notes) -> 
 
 
 # -- item 3: empty input never replaces a state ------------------------------------------
-def test_empty_stdin_is_refused_with_exit_2(run_cli: RunCli, store_dir: Path) -> None:
+def test_empty_stdin_is_refused_with_exit_2(run_cli: RunCli, store_dir: Path,
+                                            figures: Figures) -> None:
+    """Empty input to `notes state` and `notes log`"""
     _made(run_cli)
     before = (store_dir / "a.md").read_bytes()
     for args in (["state", "a"], ["log", "a", "--title", "x"]):
@@ -190,6 +207,8 @@ def test_empty_stdin_is_refused_with_exit_2(run_cli: RunCli, store_dir: Path) ->
     assert "the state line" not in (store_dir / "a.md").read_text()
     titled = run_cli("log", "a", "--title", "title only", "--allow-empty", input="")
     assert titled.returncode == 0 and "title only" in (store_dir / "a.md").read_text()
+    figures.add("empty or blank stdin to `state` and `log` (4 cases)", "4 refused, exit 2")
+    figures.add("with `--allow-empty`", "state cleared; title-only entry written")
 
 
 async def test_mcp_refuses_empty_text(store_dir: Path) -> None:
@@ -203,8 +222,11 @@ async def test_mcp_refuses_empty_text(store_dir: Path) -> None:
 
 
 # -- item 4: promote --apply under the note's lock -------------------------------------
-def test_promote_apply_holds_the_lock_from_read_to_write(notes: Notes) -> None:
-    """Another process writes the state while promote computes its line: before the fix,
+def test_promote_apply_holds_the_lock_from_read_to_write(notes: Notes,
+                                                        figures: Figures) -> None:
+    """`notes promote --apply` against a state written meanwhile
+
+    Another process writes the state while promote computes its line: before the fix,
     promote wrote its stale copy over it."""
     import threading
 
@@ -236,6 +258,8 @@ def test_promote_apply_holds_the_lock_from_read_to_write(notes: Notes) -> None:
     writers[0].join(timeout=30)
     state = parse_note(notes.store.path_for("infra/redis").read_text()).state
     assert state is not None and "written meanwhile" in state.text
+    figures.add("a state written by another process while promote computes", "kept (the "
+                "other writer waited for the lock)")
 
 
 def test_promote_apply_keeps_a_state_written_between_its_read_and_write(notes: Notes) -> None:
@@ -285,8 +309,11 @@ def test_lost_content_error_is_a_note_format_error() -> None:
     assert issubclass(NoteLostContent, NoteFormatError)
 
 
-def test_a_save_landing_between_the_check_and_the_exchange_is_put_back(notes: Notes) -> None:
-    """The last window: the editor's rename lands after the tool's final check. The tool
+def test_a_save_landing_between_the_check_and_the_exchange_is_put_back(
+        notes: Notes, figures: Figures) -> None:
+    """Editors saving by rename while a tool writes the same note
+
+    The last window: the editor's rename lands after the tool's final check. The tool
     exchanges its file in, finds the one it took out is not the one it read, swaps the
     editor's save back and writes again on top of it."""
     from memory import safe_files
@@ -313,5 +340,7 @@ def test_a_save_landing_between_the_check_and_the_exchange_is_put_back(notes: No
         safe_files.exchange = real
     text = path.read_text()
     assert landed["n"] == 1
+    figures.add("editor's save between the tool's last check and its exchange", "swapped back "
+                "and kept; the tool wrote on top of it")
     assert "Saved at the last moment." in text and "### 2026-11-02 · second" in text
     assert not list(path.parent.glob(".h.md.*"))

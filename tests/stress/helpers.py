@@ -12,18 +12,10 @@ from typing import IO
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from reliability import Figures
+
 ROOT = Path(__file__).resolve().parent.parent.parent
-FIGURES: dict[str, list[tuple[str, str]]] = {}
-
-
-class Figures:
-    """What one scenario measured, as (what, value) rows under its title."""
-
-    def __init__(self, title: str) -> None:
-        self.rows = FIGURES.setdefault(title, [])
-
-    def add(self, what: str, value: object) -> None:
-        self.rows.append((what, str(value)))
+__all__ = ["Figures", "ROOT"]
 
 NOTES_BIN = Path(sys.executable).parent / "notes"
 

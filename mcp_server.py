@@ -35,11 +35,13 @@ from memory.api import Notes
 from memory.config import Config, load_config
 from memory.errors import NotesError
 from memory.http_guard import HttpSettings
+from memory.stores import describe_store
 from memory.tool_args import argument_problem
 
 SERVER_NAME = "notes"
-INSTRUCTIONS = ("Project memory in topic notes. Climb the ladder: suggest -> section_map -> "
-                "read_section; read only the section you need. recall: evidence within a budget.")
+INSTRUCTIONS = ("Project memory in topic notes. Read: suggest -> section_map -> read_section, "
+                "only what you need (recall: within a budget). Write as you learn: a durable "
+                "fact that changed -> write_state; an event or decision -> append_history.")
 READ = ToolAnnotations(read_only_hint=True)  # the other hints only apply to writing tools
 CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
 REPLACE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True)
@@ -247,6 +249,7 @@ def measure_costs(config: Config) -> dict[str, Any]:
     tools = asyncio.run(catalog(create_server(config, notes=notes)))
     count = notes.counter.count
     per_tool = {t["name"]: count(compact_json(t)) for t in tools}
+    per_tool["instructions"] = count(INSTRUCTIONS)  # sent once per session, like the catalog
     suggested = notes.suggest(TYPICAL_QUERY)
     top = suggested.hits[0].note
     mapped = notes.section_map(top, TYPICAL_QUERY)
@@ -281,7 +284,8 @@ HTTP_ONLY = ("host", "allow_host", "token_file", "max_sessions", "session_idle")
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="mcp_server.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--notes", help="notes folder (default: $NOTES_DIR or the example)")
+    parser.add_argument("--notes", help="notes folder (default: $NOTES_DIR, else the nearest "
+                        "store walking up from here, else your default store)")
     parser.add_argument("--state-dir", help="index folder (default: NOTES/.notes)")
     parser.add_argument("--read-only", action="store_true", help="serve only the read tools")
     parser.add_argument("--http", type=int, metavar="PORT",
@@ -306,6 +310,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def serve(config: Config, read_only: bool = False, http: HttpSettings | None = None) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    log.info("serving the %s", describe_store(config))
     notes = server_notes(config)
     notes.index.refresh()
     mcp = create_server(config, read_only, notes)

@@ -259,6 +259,17 @@ class Notes:
             return (message,)
         return ()
 
+    def create_note_from_text(self, note: str, text: str) -> WriteResult:
+        """Create a note whose whole text is given (`notes init`'s starter, `notes import`);
+        refused if the id exists. The caller composes ``text`` in the note format."""
+        note_id = validate_note_id(note)
+        with self.store.locked(note_id) as path:
+            if path.exists() or not create_new(path, text):
+                raise NoteExists(f"note {excerpt(note_id)} already exists; pick another id")
+        warnings = self._after_write(note_id, path, text)
+        return WriteResult(note_id, "note", self.counter.count(text), path, created=True,
+                           warnings=warnings)
+
     # -- maintenance ---------------------------------------------------------------------
     def refresh_index(self, rebuild: bool = False,
                       progress: Progress | None = None) -> RefreshReport:

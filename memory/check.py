@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +39,8 @@ def check_store(store: Store, counter: TokenCounter) -> list[FileProblem]:
                                         "permissions"))
             continue
         for p in loaded.problems:
-            problems.append(FileProblem(rel, p.line, p.severity, p.code, p.message))
+            problems.append(FileProblem(rel, p.line, p.severity, p.code,
+                                        p.message + _next_step(p.code, entry.path)))
         state = loaded.note.state
         budget = store.config.state_token_budget
         if state is not None and loaded.indexable:
@@ -49,6 +51,14 @@ def check_store(store: Store, counter: TokenCounter) -> list[FileProblem]:
                                             f"{budget}; move old facts into the history"))
     counter.flush()
     return problems
+
+
+def _next_step(code: str, path: Path) -> str:
+    if code != "missing-state":
+        return ""
+    return (f"; convert it with `notes import {shlex.quote(str(path))} --prefix converted` (a "
+            "new note in the format, every line kept; then delete this file), or add "
+            "'## Current state' as its first H2")
 
 
 def _rel(store: Store, path: Path) -> str:

@@ -1,14 +1,14 @@
 """The `notes` command line: a thin front end over :mod:`memory.api`.
 
-The only module that imports click. Errors from the library (NotesError) become
-``Error: …`` on stderr and exit status 1; usage errors exit 2.
+The only module that imports click, with its setup commands (init, import, status, install,
+uninstall) in :mod:`memory.cli_setup`. Errors from the library (NotesError) become ``Error: …``
+on stderr and exit status 1; usage errors exit 2.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import shutil
 import signal
 import sys
 import threading
@@ -20,7 +20,8 @@ import click
 
 from . import render
 from .api import Notes
-from .config import load_config
+from .cli_setup import register as register_setup_commands
+from .config import Config, load_config
 from .errors import EmptyInput, NotesError
 from .http_guard import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S
 from .index import RefreshReport
@@ -41,28 +42,36 @@ class NotesGroup(click.Group):
 
 
 @click.group(cls=NotesGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--notes", "notes_dir", type=click.Path(file_okay=False), envvar="NOTES_DIR",
-              help="Notes folder (default: $NOTES_DIR, else the bundled notes_example/).")
+@click.option("--notes", "notes_dir", type=click.Path(file_okay=False),
+              help="Notes folder (default: $NOTES_DIR, else the nearest store walking up "
+                   "from here, else your default store; see `notes status`).")
+@click.option("--example", is_flag=True,
+              help="Use the bundled example store notes_example/ (a demo, not your memory).")
 @click.option("--state-dir", type=click.Path(file_okay=False), envvar="NOTES_STATE_DIR",
               help="Where the index lives (default: NOTES/.notes, or a cache folder when "
                    "the notes folder is read-only).")
 @click.version_option(package_name="notes-memory")
 @click.pass_context
-def cli(ctx: click.Context, notes_dir: str | None, state_dir: str | None) -> None:
+def cli(ctx: click.Context, notes_dir: str | None, example: bool,
+        state_dir: str | None) -> None:
     """A note-based memory for coding agents: suggest notes, map them, read one section."""
-    ctx.obj = _LazyNotes(notes_dir, state_dir)
+    ctx.obj = _LazyNotes(notes_dir, state_dir, example)
 
 
 class _LazyNotes:
     """Resolves the configuration once, when a command first needs the store."""
 
-    def __init__(self, notes_dir: str | None, state_dir: str | None) -> None:
-        self.notes_dir, self.state_dir = notes_dir, state_dir
+    def __init__(self, notes_dir: str | None, state_dir: str | None,
+                 example: bool = False) -> None:
+        self.notes_dir, self.state_dir, self.example = notes_dir, state_dir, example
         self._notes: Notes | None = None
+
+    def config(self, cwd: Path | None = None) -> Config:
+        return load_config(self.notes_dir, self.state_dir, cwd=cwd, example=self.example)
 
     def get(self) -> Notes:
         if self._notes is None:
-            self._notes = Notes(load_config(self.notes_dir, self.state_dir), front="cli")
+            self._notes = Notes(self.config(), front="cli")
         return self._notes
 
 
@@ -424,8 +433,7 @@ def hook_user_prompt(ctx: click.Context) -> None:
     lazy: _LazyNotes = ctx.find_root().obj
     try:
         raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-        notes = Notes(load_config(lazy.notes_dir, lazy.state_dir), notify=lambda _: None,
-                      front="hook")
+        notes = Notes(lazy.config(), notify=lambda _: None, front="hook")
         output = run_hook(notes, raw)
         notes.close()
     except Exception as exc:  # the user's prompt must go through whatever happens
@@ -439,40 +447,9 @@ def hook_user_prompt(ctx: click.Context) -> None:
 
 def _hook_log_dir(lazy: _LazyNotes) -> Path:
     try:
-        return load_config(lazy.notes_dir, lazy.state_dir).state_dir
+        return lazy.config().state_dir
     except NotesError:
         return Path.home() / ".cache" / "notes-memory"
-
-
-@cli.group()
-def install() -> None:
-    """Register this store with an agent front end."""
-
-
-@install.command("claude-code")
-@click.option("--scope", type=click.Choice(["project", "user"]), default="project",
-              show_default=True, help="project: .mcp.json + .claude/settings.json here; "
-              "user: ~/.claude.json + ~/.claude/settings.json.")
-@click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=".",
-              help="Project folder for --scope project (default: current folder).")
-@click.option("--dry-run", is_flag=True, help="Print the changes without writing them.")
-@click.pass_context
-def install_claude_code(ctx: click.Context, scope: str, project: Path, dry_run: bool) -> None:
-    """Register the MCP server and the UserPromptSubmit hook with Claude Code (merging into
-    existing settings; a backup of each changed file; running it twice changes nothing)."""
-    from .install import install_claude_code as run_install
-
-    notes_bin = shutil.which("notes") or str(Path(sys.argv[0]).resolve())
-    changes = run_install(scope, project.resolve(), Path.home(), notes_bin,
-                          _notes(ctx).config.notes_dir, dry_run)
-    for change in changes:
-        if not change.changed:
-            click.echo(f"unchanged: {change.path}")
-        elif dry_run:
-            click.echo(change.diff() or f"would write {change.path}")
-        else:
-            saved = f" (backup: {change.backup})" if change.backup else ""
-            click.echo(f"updated: {change.path}{saved}")
 
 
 @cli.group()
@@ -541,7 +518,7 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
     report: Markdown, JSON, per-question results and a plot of hit rate against tokens."""
     import shlex
 
-    from .bench.report import FILES, policy_table, routing_text, write_report
+    from .bench.report import FILES, PLOT_HINT, policy_table, routing_text, write_report
     from .bench.run import run_backends
 
     progress = _bench_progress()
@@ -551,6 +528,8 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
         click.echo("", err=True)
     target = out or bench_dir / "report"
     data = write_report(run, target, "notes " + shlex.join(sys.argv[1:]))
+    if data["plot"] is None:
+        click.echo(f"no plot: {PLOT_HINT}", err=True)
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
@@ -634,6 +613,9 @@ def _stdin(what: str) -> str:
         raise click.UsageError(f"{what} on standard input is not UTF-8 text (byte "
                                f"0x{raw[exc.start]:02x} at offset {exc.start}); re-encode it "
                                "as UTF-8 and retry") from None
+
+
+register_setup_commands(cli)  # init, import, status/doctor, install, uninstall
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ from .note import Note, Section
 from .store import LoadedNote
 from .tokens import TokenCounter
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6  # 6: a note without a state indexes its top part as one
 
 # Each kind has its own text fields, so BM25's statistics (average field length, document
 # frequency) are those of its own kind: a note's body is compared with other notes' bodies,
@@ -112,7 +112,7 @@ def section_tokens(note: Note, counter: TokenCounter) -> dict[str, int]:
 def _note_document(loaded: LoadedNote, mtime_ns: int, size: int,
                    counter: TokenCounter, tokens: dict[str, int]) -> dict[str, Any]:
     note = loaded.note
-    state = note.state
+    state = note.lead  # plain Markdown: its top part stands in for the state
     keywords = " ".join([*note.tags, *note.aliases, loaded.note_id.replace("/", " ")])
     body = note.text[_offset(note.text, note.body_start):] if loaded.indexable else ""
     return {

@@ -143,7 +143,8 @@ class Ladder:
                               self.counter.count(loaded.note.text), rows)
         evidence = when_boosted(self._evidence(loaded.note_id, query), sections, query)
         scored = score_sections(sections, evidence, query, today or dt.date.today())
-        pickable = {s.id for s in sections if s.kind not in NOT_PICKED}
+        pickable = {s.id for s in sections if s.kind not in NOT_PICKED
+                    or s is loaded.note.lead}  # plain Markdown: its top part can be picked
         ranked = ranked_ids(scored, pickable)
         best = tuple(k for k, _ in ranked[:2])
         shown, omitted = self._shown_entries(sections, scored.scores)
@@ -281,6 +282,8 @@ def resolve_section(loaded: LoadedNote, wanted: str, counter: TokenCounter) -> S
     if not key:
         raise InvalidArgument("the section is empty; " + _section_list(loaded, counter))
     exact = next((s for s in sections if s.id == key), None)
+    if exact is None and key == "state":
+        exact = loaded.note.lead  # plain Markdown: its top part stands in for the state
     if exact is not None:
         return exact
     position = re.fullmatch(r"#?(\d+)", key)

@@ -116,6 +116,14 @@ class Note:
         return next((s for s in self.sections if s.kind == "state"), None)
 
     @property
+    def lead(self) -> Section | None:
+        """What is read as the state: the state, or in a note without one (plain Markdown)
+        its header, the top part, standing in. Writes use :attr:`state`."""
+        if self.state is not None:
+            return self.state
+        return next((s for s in self.sections if s.kind == "header"), None)
+
+    @property
     def history(self) -> Section | None:
         return next((s for s in self.sections if s.kind == "history"), None)
 
@@ -312,8 +320,8 @@ def _build_sections(
             builder.add(slugify(h2.title) or "section", "section", h2.title, h2.line, end, 2)
     if not seen_state:
         draft.problems.append(Problem(body_start + 1, "missing-state",
-                                      "no state section; add '## Current state' as the "
-                                      "first H2"))
+                                      "no state section (plain Markdown): its top part "
+                                      "stands in for the state", "warning"))
     return builder.sections
 
 

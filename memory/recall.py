@@ -164,7 +164,7 @@ def _state_unit(ladder: Ladder, note: str | None, budget: int) -> Unit | None:
     if note is None:
         return None
     try:
-        state = ladder.store.load(note).note.state
+        state = ladder.store.load(note).note.lead
     except NotesError:
         return None  # the note went away since it was routed: no state to show
     if state is None:

@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
 # Install the project for development: a virtual environment with the package and its dev
 # tools, plus the MCP Inspector CLI (npm) that the tests use as a real external MCP client.
+# (A user who only wants the tool: docs/install.md, `pipx install .`.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+say() { echo "install.sh: $*" >&2; }
+started=$SECONDS
+say "creating the virtual environment .venv"
 python3 -m venv .venv
+say "installing notes-memory with its dev tools and the tantivy backend into .venv" \
+  "(pip, a few minutes on a first run)"
 .venv/bin/pip install -q -e '.[dev,tantivy]'
 if ! command -v rg >/dev/null; then  # ripgrep: a baseline of `notes bench perf`
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    say "installing ripgrep (apt-get), a baseline of notes bench perf"
     apt-get install -y -q ripgrep >/dev/null 2>&1 || (apt-get update -q >/dev/null 2>&1 &&
       apt-get install -y -q ripgrep >/dev/null 2>&1) ||
-      echo "install.sh: could not install ripgrep; notes bench perf will use grep -rli" >&2
+      say "could not install ripgrep; notes bench perf will use grep -rli"
   else
-    echo "install.sh: ripgrep (rg) not found; notes bench perf will use grep -rli" >&2
+    say "ripgrep (rg) not found; notes bench perf will use grep -rli"
   fi
 fi
 if command -v npm >/dev/null; then
+  say "installing the MCP Inspector CLI (npm) into .tools/inspector, for the tests"
   npm install --loglevel=error --no-audit --no-fund --prefix .tools/inspector \
     @modelcontextprotocol/inspector@2.12.0 >/dev/null
 else
-  echo "install.sh: npm not found; the MCP Inspector test will be skipped" >&2
+  say "npm not found; the MCP Inspector test will be skipped"
 fi
+say "done in $((SECONDS - started)) s: .venv/bin/notes is ready"

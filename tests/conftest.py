@@ -21,11 +21,15 @@ NOTES_BIN = Path(sys.executable).parent / "notes"
 
 @pytest.fixture(autouse=True)
 def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test sees the user's NOTES_* settings or cache folder."""
+    """No test sees the user's NOTES_* settings, home, data, config or cache folders: the
+    per-user default store and Claude Code's files (~/.claude*) are the test's own."""
     for name in list(os.environ):
         if name.startswith("NOTES_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
 
 
 @pytest.fixture

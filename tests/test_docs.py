@@ -34,7 +34,7 @@ def test_public_api_is_explicit() -> None:
 def test_readme_opens_with_the_two_commands() -> None:
     lines = (ROOT / "README.md").read_text().splitlines()
     block = lines[lines.index("```bash") + 1: lines.index("```bash") + 3]
-    assert "install" in block[0] and "notes suggest" in block[0]
+    assert "install" in block[0] and "notes --notes notes_example suggest" in block[0]
     assert block[1] == ".venv/bin/python -m pytest"
     ci = (ROOT / ".ci" / "run").read_text()
     assert block[0] in ci and block[1] in ci

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -100,3 +101,131 @@ def test_registered_command_really_starts(store_dir: Path, tmp_path: Path) -> No
     result = subprocess.run(command, shell=True, input=json.dumps({"prompt": "redis eviction"}),
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and "infra/redis" in result.stdout
+
+
+def notes_cmd(*args: str, home: Path, cwd: Path, env: dict[str, str] | None = None
+              ) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if k != "NOTES_DIR"}
+    full |= {"HOME": str(home), **(env or {})}
+    return subprocess.run([str(NOTES_BIN), *args], capture_output=True, text=True, env=full,
+                          cwd=cwd, timeout=60)
+
+
+def settings_files(home: Path, project: Path) -> dict[Path, bytes]:
+    paths = [project / ".mcp.json", project / ".claude" / "settings.json",
+             home / ".claude.json", home / ".claude" / "settings.json"]
+    return {p: p.read_bytes() for p in paths if p.exists()}
+
+
+def test_install_then_uninstall_leaves_the_files_as_they_were(store_dir: Path,
+                                                              tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    seed(home, project)
+    (home / ".claude" / "settings.json").write_text(
+        '{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command",\n'
+        '  "command": "echo mine"}]}]}, "model": "opus"}')
+    before = settings_files(home, project)
+    for scope in ("project", "user"):
+        assert install(store_dir, home, project, "--scope", scope).returncode == 0
+    assert settings_files(home, project) != before
+    for scope in ("project", "user"):
+        gone = notes_cmd("uninstall", "claude-code", "--scope", scope, "--project",
+                         str(project), home=home, cwd=tmp_path)
+        assert gone.returncode == 0, gone.stderr
+        assert gone.stdout.count("updated:") == 2 and gone.stdout.count("backup:") == 2
+    assert settings_files(home, project) == before
+    again = notes_cmd("uninstall", "claude-code", "--project", str(project), home=home,
+                      cwd=tmp_path)
+    assert again.returncode == 0 and again.stdout.count("unchanged:") == 2
+
+
+def test_uninstall_edits_by_hand_keeps_the_rest_and_deletes_files_it_created(
+        store_dir: Path, tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    assert install(store_dir, home, project).returncode == 0  # creates both files
+    mcp = project / ".mcp.json"
+    data = json.loads(mcp.read_text())
+    data["mcpServers"]["later"] = {"command": "later-mcp", "args": []}  # added after install
+    mcp.write_text(json.dumps(data))
+    dry = notes_cmd("uninstall", "claude-code", "--project", str(project), "--dry-run",
+                    home=home, cwd=tmp_path)
+    assert dry.returncode == 0 and dry.stdout.startswith(f"--- {mcp} (before)")
+    assert '"later"' in dry.stdout and "hook user-prompt" in dry.stdout
+    assert json.loads(mcp.read_text()) == data
+    gone = notes_cmd("uninstall", "claude-code", "--project", str(project), home=home,
+                     cwd=tmp_path)
+    assert gone.returncode == 0, gone.stderr
+    assert json.loads(mcp.read_text()) == {"mcpServers": {"later": {"command": "later-mcp",
+                                                                    "args": []}}}
+    assert not (project / ".claude" / "settings.json").exists()
+    assert "removed:" in gone.stdout and "updated:" in gone.stdout
+
+
+def test_backups_never_replace_one_another(store_dir: Path, tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    seed(home, project)
+    other = tmp_path / "other"
+    other.mkdir()
+    import datetime as dt
+
+    now = dt.datetime.now()
+    for seconds in range(0, 30):  # the names the next installs would pick are all taken
+        stamp = (now + dt.timedelta(seconds=seconds)).strftime("%Y%m%d-%H%M%S")
+        (project / f".mcp.json.bak-{stamp}").write_text("older backup")
+    first = install(store_dir, home, project)
+    second = install(other, home, project)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    backups = sorted(project.glob(".mcp.json.bak-*"))
+    assert len(backups) == 32
+    kept = [b.read_text() for b in backups if b.read_text() != "older backup"]
+    assert len(kept) == 2 and str(store_dir) in "".join(kept)  # before and after the first
+    assert all(re.fullmatch(r"\.mcp\.json\.bak-\d{8}-\d{6}-\d+", b.name) for b in backups
+               if b.read_text() != "older backup")  # numbered: the plain names were taken
+
+
+def test_a_store_inside_the_project_survives_a_clone(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    home.mkdir()
+    assert notes_cmd("init", "notes", home=home, cwd=project).returncode == 0
+    (project / "notes" / "redis.md").write_text(
+        "---\ntitle: Redis\n---\n# Redis\n\n## Current state\n- eviction is allkeys-lru\n")
+    made = notes_cmd("install", "claude-code", home=home, cwd=project)
+    assert made.returncode == 0, made.stderr
+    assert made.stderr.splitlines()[0] == f"store {project / 'notes'} (found walking up " \
+        "from the current folder)"
+    text = (project / ".mcp.json").read_text() + (project / ".claude" / "settings.json") \
+        .read_text()
+    assert str(tmp_path) not in text.replace(str(NOTES_BIN), "")  # no machine path but ours
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["notes"]
+    assert server["args"] == ["--notes", "${CLAUDE_PROJECT_DIR:-.}/notes", "serve"]
+    clone = tmp_path / "clone"
+    project.rename(clone)
+    hook = json.loads((clone / ".claude" / "settings.json").read_text())
+    command = hook["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(clone), "HOME": str(home)}
+    env.pop("NOTES_DIR", None)
+    ran = subprocess.run(command, shell=True, input=json.dumps({"prompt": "redis eviction"}),
+                         capture_output=True, text=True, timeout=60, env=env, cwd=clone)
+    assert ran.returncode == 0 and "redis" in ran.stdout, ran.stderr
+    args = [a.replace("${CLAUDE_PROJECT_DIR:-.}", ".") for a in server["args"]]  # unset
+    listed = notes_cmd(*args[:-1], "list", home=home, cwd=clone)
+    assert listed.returncode == 0 and "redis" in listed.stdout, listed.stderr
+
+
+def test_install_without_a_store_uses_your_default_never_the_example(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    home.mkdir()
+    repo = Path(__file__).resolve().parent.parent  # notes_example/ is right here
+    made = notes_cmd("install", "claude-code", "--project", str(project), home=home, cwd=repo)
+    assert made.returncode == 0, made.stderr
+    default = tmp_path / "data" / "notes-memory" / "notes"
+    assert f"created your default store {default}" in made.stderr
+    assert f"store {default} (your default store" in made.stderr
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["notes"]
+    assert server["args"] == ["serve"]  # each user's own default: no path in the project
+    hook = json.loads((project / ".claude" / "settings.json").read_text())
+    assert "notes_example" not in json.dumps(hook) + json.dumps(server)
+    assert (default / ".notes.toml").is_file()

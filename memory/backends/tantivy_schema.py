@@ -36,6 +36,7 @@ import tantivy
 
 from ..analysis import ANALYZER_VERSION, stop_words
 from ..documents import KIND_FIELDS, STEM_FIELD
+from ..documents import SCHEMA_VERSION as DOCUMENTS_VERSION
 
 SCHEMA_VERSION = 1
 KINDS = ("paragraph", "section", "note")  # commit order: the note index last (see index)
@@ -48,7 +49,8 @@ def version() -> dict[str, Any]:
     from importlib.metadata import version as package_version
 
     return {"schema": SCHEMA_VERSION, "analyzer": ANALYZER_VERSION,
-            "tantivy": package_version("tantivy"), "backend": "tantivy"}
+            "documents": DOCUMENTS_VERSION, "tantivy": package_version("tantivy"),
+            "backend": "tantivy"}
 
 
 def _spellings(word: str) -> set[str]:

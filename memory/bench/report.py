@@ -27,6 +27,9 @@ LIMITS = (
     "Answer lines are compared as whole trimmed lines; an identical line elsewhere in what was "
     "read also counts.",
 )
+PLOT_HINT = ("matplotlib is not installed; install the plot extra (`pip install "
+             "'notes-memory[plot]'`, or `pipx inject notes-memory matplotlib`) and run again "
+             "to draw hit-rate-vs-tokens.png")
 FILES = {"markdown": "report.md", "json": "report.json", "plot": "hit-rate-vs-tokens.png",
          "results": "results.jsonl"}
 
@@ -123,16 +126,18 @@ def _by_backend(run: RunResult) -> dict[str, Any]:
 
 
 def write_report(run: RunResult, out: Path, command: str, plot: bool = True) -> dict[str, Any]:
-    """Write the Markdown, JSON, per-question results and plot into ``out``; return the data."""
+    """Write the Markdown, JSON, per-question results and plot into ``out``; return the data.
+    ``data["plot"]`` names the plot's file, or is None (not asked for, or matplotlib, the
+    ``plot`` extra, is not installed: the report then says how to get it)."""
     out.mkdir(parents=True, exist_ok=True)
     data = build_report(run, command)
+    drawn = plot and write_plot(data, out / FILES["plot"])
+    data["plot"] = FILES["plot"] if drawn else None
     (out / FILES["json"]).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     with open(out / FILES["results"], "w", encoding="utf-8") as handle:
         for result in run.results:
             handle.write(json.dumps(_result_json(result), ensure_ascii=False) + "\n")
-    if plot:
-        write_plot(data, out / FILES["plot"])
-    (out / FILES["markdown"]).write_text(markdown(data, plot))
+    (out / FILES["markdown"]).write_text(markdown(data, drawn, missing=plot and not drawn))
     return data
 
 
@@ -144,7 +149,7 @@ def _result_json(result: QuestionResult) -> dict[str, Any]:
                          for p, o in result.outcomes.items()}}
 
 
-def markdown(data: dict[str, Any], plot: bool = True) -> str:
+def markdown(data: dict[str, Any], plot: bool = True, missing: bool = False) -> str:
     q = data["questions"]
     lines = ["# Bench report: evidence reached per token", "",
              f"- bench: `{data['bench']}` ({data['store']['notes']} notes, "
@@ -158,6 +163,8 @@ def markdown(data: dict[str, Any], plot: bool = True) -> str:
              *_backends_lines(data), "", "## Policies", "", policy_table(data["policies"]), ""]
     if plot:
         lines += [f"![hit rate against mean tokens]({FILES['plot']})", ""]
+    elif missing:
+        lines += [f"No plot: {PLOT_HINT}", ""]
     lines += ["## Hit rate by category", "", split_table(data["by_category"]), "",
               "## Hit rate by where the answer lived", "", split_table(data["by_where"]), "",
               "## Routing (suggest, 4 notes)", "", routing_text(data), "",
@@ -236,10 +243,13 @@ def _pct(value: float) -> str:
     return f"{100 * value:.1f} %"
 
 
-def write_plot(data: dict[str, Any], path: Path) -> None:
-    """Hit rate (with its 95 % interval) against mean tokens, one point per policy."""
-    import matplotlib
-
+def write_plot(data: dict[str, Any], path: Path) -> bool:
+    """Hit rate (with its 95 % interval) against mean tokens, one point per policy; False
+    when matplotlib (the ``plot`` extra) is not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        return False
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -263,6 +273,7 @@ def write_plot(data: dict[str, Any], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, metadata={"Software": None})
     plt.close(fig)
+    return True
 
 
 def _marker(policy: str) -> str:

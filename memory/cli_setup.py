@@ -215,8 +215,11 @@ def _status_text(found: Status) -> str:
                   f"index: {found.index['backend']} at {found.index['path']}: {fresh}"]
     if found.usage_log:
         log = found.usage_log
+        kept = {"plain": "queries kept as typed", "hashed": "queries kept hashed",
+                 "off": "no query text kept"}[log["queries"]]
         lines.append(f"usage log: {'on' if log['enabled'] else 'off'}, {log['bytes']:,} "
-                     f"bytes, rows kept {log['retention_days']} days ({log['path']})")
+                     f"bytes of at most {log['max_mb']} MB, rows kept {log['retention_days']} "
+                     f"days, {kept} (NOTES_USAGE_QUERIES) ({log['path']})")
     for scope, parts in found.claude_code.items():
         shown = [f"{kind} in {w.file}" + (f" (store {w.store})" if w.store else "")
                  for kind, w in parts.items() if w.present]

@@ -150,7 +150,8 @@ def _usage_figures(config: Config) -> dict[str, Any]:
     size = sum(p.stat().st_size for p in (path, path.with_name(path.name + "-wal"))
                if p.exists())
     return {"enabled": config.usage_log, "path": str(path), "bytes": size,
-            "retention_days": config.usage_retention_days}
+            "retention_days": config.usage_retention_days, "queries": config.usage_queries,
+            "max_mb": config.usage_max_mb}
 
 
 def _wiring(scope: str, project: Path, home: Path,

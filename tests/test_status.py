@@ -47,6 +47,7 @@ def test_status_json_fields(tmp_path: Path) -> None:
     assert index["stale"] == [] and index["removed"] == []
     log = data["usage_log"]
     assert isinstance(log, dict) and log["retention_days"] == 180 and log["enabled"] is True
+    assert log["queries"] == "plain" and log["max_mb"] == 64
     assert log["bytes"] > 0 and log["path"] == str(store / ".notes" / "usage.sqlite")
     assert data["check"] == {"errors": 0, "warnings": 0}
     wiring = data["claude_code"]

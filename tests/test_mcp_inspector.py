@@ -24,7 +24,10 @@ def inspector(store_dir: Path, home: Path, *args: str) -> subprocess.CompletedPr
             pytest.fail(f"{INSPECTOR} is missing: scripts/install.sh installs it")
         pytest.skip("MCP Inspector not installed (run scripts/install.sh)")
     env = {**os.environ, "HOME": str(home), "NOTES_DIR": str(store_dir)}
-    command = [str(INSPECTOR), "--cli", sys.executable, str(ROOT / "mcp_server.py"), *args]
+    # the Inspector starts the server with its own small environment, not ours: the store is
+    # named on the server's command line
+    command = [str(INSPECTOR), "--cli", "-e", f"NOTES_DIR={store_dir}", sys.executable,
+               str(ROOT / "mcp_server.py"), *args]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=180)
 
 

@@ -4,13 +4,16 @@ The index lives in ``<state dir>/index``. It is incremental: each note document 
 file's mtime, size and content hash, and :meth:`NoteIndex.refresh` re-indexes only the notes
 whose hash changed (and drops the ones that are gone). A schema or analyzer version change, a
 missing index or a corrupt one triggers a full rebuild with one message, never a traceback.
-Rebuilds are made in a fresh folder and swapped in, so a crash mid-build leaves the old index.
+Rebuilds are made in a fresh folder and swapped in, so a crash mid-build leaves the old index;
+the build lock names its holder and is never held for good by a dead or stuck process, and the
+folders of killed builds are removed (:mod:`.backends.locks`). A write that fails (a full or
+read-only disk) releases every lock and raises :class:`IndexUnavailable`; the index stays as it
+was, and the next call after the disk is fixed works at once.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import secrets
@@ -29,11 +32,16 @@ from whoosh.writing import LockError
 
 from .analysis import ANALYZER_VERSION
 from .backends import whoosh_files
+from .backends.failures import build_failed, busy, write_failed
+from .backends.locks import HolderLock, remove_leftovers, swap_in
 from .backends.scan import changed_files
 from .backends.whoosh_build import (
+    WRITER_TIMEOUT,
     ParallelBuildFailed,
+    abandon,
     build_procs,
     commit_quickly,
+    drop_frames,
     open_writer,
     tidy,
 )
@@ -78,6 +86,11 @@ def _quiet(_: str) -> None:
     return None
 
 
+def _nothing() -> None:
+    return None
+
+
+
 class NoteIndex:
     """Owns the Whoosh index of one store; the only writer of it."""
 
@@ -88,7 +101,10 @@ class NoteIndex:
         self.notify = notify
         self.observer = observer  # told of every note (re)indexed, after the commit
         self.dir = store.config.state_dir / "index"
+        self.lock_path = self.dir.with_name("index.lock")  # held by a rebuild (backends/locks)
         self._ix: Any = None
+        self._cleaned = False  # leftovers of killed builds removed (at the first open)
+        self._heartbeat: Callable[[], None] = _nothing  # the build lock's, during a rebuild
         self._lock = threading.RLock()  # one writer at a time inside this process
         self._building = False  # True while a rebuild fills a new, empty index
         self._documents_added = 0  # by the rebuild under way
@@ -108,6 +124,9 @@ class NoteIndex:
     def _open(self) -> Any:
         if self._ix is not None:
             return self._ix
+        if not self._cleaned:
+            self._cleaned = True
+            remove_leftovers(self.dir.parent, self.dir.name)
         reason = self._unusable_reason()
         if reason:
             self.rebuild(reason=reason)
@@ -149,6 +168,8 @@ class NoteIndex:
         try:
             searcher = self._searchers.acquire()
         except Exception as exc:
+            if isinstance(exc, IndexUnavailable):
+                raise
             self._recover(exc)
             searcher = self._searchers.acquire()
         try:
@@ -175,9 +196,14 @@ class NoteIndex:
 
     # -- keeping fresh -----------------------------------------------------------------
     def refresh(self, progress: Progress | None = None) -> RefreshReport:
-        """Re-index the notes whose content changed since they were indexed."""
+        """Re-index the notes whose content changed since they were indexed. Raises
+        IndexUnavailable when the index cannot be built or written, or stays locked by
+        another writer past WRITER_TIMEOUT; the index is then left as it was."""
         with self._lock:
-            return self._refresh(progress)
+            try:
+                return self._refresh(progress)
+            except LockError as exc:
+                raise busy(self.dir, WRITER_TIMEOUT) from exc
 
     def _refresh(self, progress: Progress | None) -> RefreshReport:
         ix = self.open()
@@ -197,9 +223,13 @@ class NoteIndex:
                 return tidy(self.open())
             except LockError:
                 return 0
+            except OSError as exc:
+                raise write_failed(self.dir, exc) from exc
 
     def update_notes(self, note_ids: list[str]) -> None:
-        """Re-index these notes now (after a write); a busy index is left to the next read."""
+        """Re-index these notes now (after a write); a busy index is left to the next read.
+        Raises IndexUnavailable when the index cannot be written (or built); nothing stays
+        locked, and the next read or write indexes what was missed."""
         with self._lock:
             self._update(note_ids)
 
@@ -208,8 +238,11 @@ class NoteIndex:
         gone: list[str] = []
         for note_id in note_ids:
             path = self.store.path_for(note_id)
-            if path.is_file():
+            try:
                 stat = path.stat()
+            except OSError:
+                stat = None
+            if stat is not None and path.is_file():
                 files.append(NoteFile(note_id, path, stat.st_mtime_ns, stat.st_size))
             else:
                 gone.append(note_id)
@@ -234,7 +267,10 @@ class NoteIndex:
                procs: int = 1) -> list[str]:
         ix = self.open()
         loaded: list[LoadedNote] = []
-        writer = open_writer(ix, procs)
+        try:
+            writer = open_writer(ix, procs, str(self.lock_path) if procs > 1 else None)
+        except OSError as exc:
+            raise write_failed(self.dir, exc) from exc
         try:
             for note_id in removed:
                 writer.delete_by_term("note_id", note_id)
@@ -242,11 +278,15 @@ class NoteIndex:
                 note = self._index_one(writer, entry, known.get(entry.note_id))
                 if note is not None:
                     loaded.append(note)
+                self._heartbeat()
                 if progress:
                     progress(number, len(files))
             commit_quickly(writer)
-        except BaseException:
-            writer.cancel()
+        except BaseException as exc:
+            abandon(writer)  # its lock released and its files deleted, whatever fails
+            self._known = None
+            if isinstance(exc, OSError):
+                raise write_failed(self.dir, exc) from exc
             raise
         self.counter.flush()
         if self.observer is not None and loaded:
@@ -298,24 +338,38 @@ class NoteIndex:
         self.close()
         if reason != "rebuild requested":
             self.notify(f"notes: {reason}; building the index in {self.dir}")
-        with self._build_lock():
-            if reason != "rebuild requested" and not self._unusable_reason():
-                self._ix = whoosh_index.open_dir(str(self.dir))  # another process rebuilt it
-                return RefreshReport(rebuilt=False, reason="rebuilt by another process")
-            fresh = self.dir.with_name(f"index.new-{os.getpid()}")
-            shutil.rmtree(fresh, ignore_errors=True)
-            try:
-                indexed = self._fill(fresh, self.store.files(), progress)
-                (fresh / "version.json").write_text(json.dumps(VERSION))
-                self.close()
-                _swap(fresh, self.dir)
-            except OSError as exc:
-                self.close()
-                shutil.rmtree(fresh, ignore_errors=True)
-                raise IndexUnavailable(f"cannot build the index in {self.dir} ({exc}); set "
-                                       "NOTES_STATE_DIR to a writable folder") from exc
-        self._ix = whoosh_index.open_dir(str(self.dir))
+        try:
+            with HolderLock(self.lock_path, self.notify) as lock:
+                remove_leftovers(self.dir.parent, self.dir.name)
+                if reason != "rebuild requested" and not self._unusable_reason():
+                    self._ix = whoosh_index.open_dir(str(self.dir))  # another process did
+                    return RefreshReport(rebuilt=False, reason="rebuilt by another process")
+                indexed = self._build_and_swap(progress, lock)
+            self._ix = whoosh_index.open_dir(str(self.dir))
+        except (OSError, IndexUnavailable) as exc:
+            self.close()
+            raise build_failed(self.dir, exc) from exc
         return RefreshReport(indexed=indexed, rebuilt=True, reason=reason)
+
+    def _build_and_swap(self, progress: Progress | None, lock: HolderLock) -> list[str]:
+        """Build the new index in ``index.new-<pid>`` and swap it in; on any failure (or an
+        interrupt) the new folder is deleted and the old index stays as it was."""
+        fresh = self.dir.with_name(f"index.new-{os.getpid()}")
+        shutil.rmtree(fresh, ignore_errors=True)
+        self._heartbeat = lock.beat
+        try:
+            indexed = self._fill(fresh, self.store.files(), progress)
+            (fresh / "version.json").write_text(json.dumps(VERSION))
+            self.close()
+            swap_in(fresh, self.dir)
+        except BaseException as exc:
+            self.close()
+            drop_frames(exc)
+            shutil.rmtree(fresh, ignore_errors=True)
+            raise
+        finally:
+            self._heartbeat = _nothing
+        return indexed
 
     def _fill(self, fresh: Path, files: list[NoteFile], progress: Progress | None) -> list[str]:
         """Write every note into a new index in ``fresh``: with worker processes where
@@ -345,23 +399,6 @@ class NoteIndex:
                                       f"{self._documents_added} documents")
         return indexed
 
-    @contextlib.contextmanager
-    def _build_lock(self) -> Iterator[None]:
-        self.dir.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.dir.parent / "index.lock", "a+b") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _swap(fresh: Path, target: Path) -> None:
-    old = target.with_name(f"index.old-{os.getpid()}")
-    if target.exists():
-        os.replace(target, old)
-    os.replace(fresh, target)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 T = TypeVar("T")

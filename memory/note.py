@@ -38,11 +38,13 @@ ENTRY_HEADING = re.compile(
 _FM_OPEN = re.compile(r"^-{3,}[ \t]*\r?$")
 _MAX_FRONT_MATTER_CHARS = 64_000  # also the bound of its scalars' text, aliases expanded
 MAX_FRONT_MATTER_VALUES = 10_000  # scalars, lists and mappings, aliases expanded
-# A note is split into at most MAX_SECTIONS H2/H3 headings and MAX_BLOCKS blocks; from the
-# first one past either bound, the rest of the note is plain text of the top-level section it
-# falls in (see docs/note-format.md, limits). Indexing costs ~0.5 ms a section or block.
-MAX_SECTIONS = 5_000
-MAX_BLOCKS = 20_000
+# A note is split into sections and blocks over at most MAX_LINES lines of its body, and into
+# at most MAX_SECTIONS H2/H3 headings and MAX_BLOCKS blocks; from the first line past any of
+# them, the rest of the note is plain text of the section it falls in, read but not indexed
+# (docs/note-format.md, limits). Parsing costs ~50 us a line, indexing ~0.5 ms a block.
+MAX_LINES = 20_000
+MAX_SECTIONS = 2_000
+MAX_BLOCKS = 5_000
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # as python-frontmatter
 # Block structure only: headings (their text is the inline token's ``content``) and blocks.
 # Inline parsing (emphasis, links, code spans) is never read, so it is off: a quarter of the
@@ -97,6 +99,7 @@ class Note:
     problems: tuple[Problem, ...] = ()
     body_start: int = 0  # 0-based line where the body (after front matter) starts
     front_matter: bool = False
+    bounded_at: int | None = None  # 0-based line from which the note is plain text (bounds)
 
     def render(self) -> str:
         return self.text
@@ -155,8 +158,9 @@ def parse_note(
     draft = _Draft()
     lines = split_lines(text)
     meta, body_start, has_fm = _front_matter(lines, draft)
-    headings, blocks = _scan_body(lines, body_start)
-    cut = _structure_cut(headings, blocks, draft)
+    parsed_end = min(len(lines), body_start + MAX_LINES)
+    headings, blocks = _scan_body(lines, body_start, parsed_end)
+    cut = _structure_cut(headings, blocks, parsed_end < len(lines), parsed_end, draft)
     if cut < len(lines):
         headings = [h for h in headings if h.line < cut]
         blocks = [b for b in blocks if b.start < cut]
@@ -164,7 +168,8 @@ def parse_note(
     sections = _build_sections(lines, headings, blocks, body_start, state_headings,
                                history_headings, draft, cut)
     return Note(text=text, meta=meta, title=title, sections=tuple(sections),
-                problems=tuple(draft.problems), body_start=body_start, front_matter=has_fm)
+                problems=tuple(draft.problems), body_start=body_start, front_matter=has_fm,
+                bounded_at=cut if cut < len(lines) else None)
 
 
 def _front_matter(lines: list[str], draft: _Draft) -> tuple[dict[str, Any], int, bool]:
@@ -275,9 +280,11 @@ def _yaml_children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-def _scan_body(lines: list[str], body_start: int) -> tuple[list[_Heading], list[Block]]:
-    """Headings (H1–H3) and top-level blocks of the body, with whole-text line numbers."""
-    body = "".join(lines[body_start:])
+def _scan_body(lines: list[str], body_start: int,
+               end: int) -> tuple[list[_Heading], list[Block]]:
+    """Headings (H1–H3) and top-level blocks of the body up to line ``end`` (exclusive),
+    with whole-text line numbers."""
+    body = "".join(lines[body_start:end])
     tokens = _MD.parse(body)
     headings: list[_Heading] = []
     blocks: list[Block] = []
@@ -295,11 +302,14 @@ def _scan_body(lines: list[str], body_start: int) -> tuple[list[_Heading], list[
     return headings, blocks
 
 
-def _structure_cut(headings: list[_Heading], blocks: list[Block], draft: _Draft) -> int:
+def _structure_cut(headings: list[_Heading], blocks: list[Block], cut_lines: bool,
+                   parsed_end: int, draft: _Draft) -> int:
     """The 0-based line from which the note is no longer split into sections and blocks
-    (MAX_SECTIONS, MAX_BLOCKS), reported once; past the end when the note is within them."""
+    (MAX_LINES, MAX_SECTIONS, MAX_BLOCKS), reported once; past the end when within them."""
     headed = [h.line for h in headings if h.level in (2, 3)]
     cuts = []
+    if cut_lines:
+        cuts.append((parsed_end, "too-many-lines", f"more than {MAX_LINES:,} lines"))
     if len(headed) > MAX_SECTIONS:
         cuts.append((headed[MAX_SECTIONS], "too-many-sections",
                      f"more than {MAX_SECTIONS:,} sections (H2 and H3 headings)"))
@@ -310,7 +320,8 @@ def _structure_cut(headings: list[_Heading], blocks: list[Block], draft: _Draft)
         return 1 << 62
     line, code, what = min(cuts)
     draft.problems.append(Problem(line + 1, code, f"{what}: from this line on the note is "
-                                  "indexed and read as plain text of the section it is in; "
+                                  "read as plain text of the section it is in, and not "
+                                  "indexed; "
                                   "split it into smaller notes"))
     return line
 

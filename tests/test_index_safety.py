@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLE, NOTES_BIN
+from conftest import NOTES_BIN
 from memory import Notes, load_config
 from memory.backends import whoosh_build
 from memory.errors import IndexUnavailable
@@ -157,10 +157,9 @@ def test_a_killed_tantivy_rebuild_leaves_nothing_behind(store_dir: Path, state: 
 
 
 def _dead_pid() -> int:
-    done = subprocess.run(["true"], check=True)
-    del done
-    probe = subprocess.Popen(["true"])
-    probe.wait()
+    """The pid of a process that has ended (and been reaped)."""
+    with subprocess.Popen(["true"]) as probe:
+        probe.wait()
     return probe.pid
 
 
@@ -177,6 +176,44 @@ def test_leftovers_of_dead_builds_are_removed_and_live_ones_kept(
     assert _notes(env, "suggest", "redis").returncode == 0  # opening the index cleans up
     assert _leftovers(state) == sorted(f"{FOLDER[backend]}.{kind}-{live}"
                                        for kind in ("new", "old"))
+
+
+_FAMILY = textwrap.dedent("""
+    import os, sys, time
+    from memory.backends import locks
+    middle = os.fork()
+    if middle == 0:  # a build process...
+        worker = os.fork()
+        if worker == 0:  # ...and its worker
+            if sys.argv[1] == "watchdog":
+                sys.platform = "darwin"  # no prctl: a thread watches the parent instead
+            locks.die_with_parent(os.getppid())
+            print("worker", os.getpid(), flush=True)
+            time.sleep(120)
+            os._exit(0)
+        time.sleep(120)
+        os._exit(0)
+    print("parent", middle, flush=True)
+""")
+
+
+@pytest.mark.parametrize("how", ["prctl", "watchdog"])
+def test_a_worker_dies_with_its_parent(how: str) -> None:
+    if how == "prctl" and not sys.platform.startswith("linux"):
+        pytest.skip("PR_SET_PDEATHSIG is Linux's")
+    with subprocess.Popen([sys.executable, "-c", _FAMILY, how], stdout=subprocess.PIPE,
+                          text=True) as family:
+        assert family.stdout is not None
+        pids = dict(family.stdout.readline().split() for _ in range(2))
+        parent, worker = int(pids["parent"]), int(pids["worker"])
+        try:
+            assert _alive(worker)
+            os.kill(parent, signal.SIGKILL)
+            assert _wait_gone([worker], 5) == []
+        finally:
+            for pid in (parent, worker):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
 
 
 # -- the build lock ----------------------------------------------------------------------

@@ -16,22 +16,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import shutil
-import string
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from whoosh import index as whoosh_index
-from whoosh.codec import base as _codec_base
 from whoosh.writing import LockError
 
 from .analysis import ANALYZER_VERSION
-from .backends import whoosh_files
 from .backends.failures import build_failed, busy, write_failed
 from .backends.locks import HolderLock, remove_leftovers, swap_in
 from .backends.scan import changed_files
@@ -45,25 +40,13 @@ from .backends.whoosh_build import (
     open_writer,
     tidy,
 )
+from .backends.whoosh_open import looks_like_damage, note_documents_of, probe, retrying
 from .backends.whoosh_searcher import SharedSearcher
 from .documents import SCHEMA_VERSION, build_schema, doc_digest, note_documents
 from .errors import IndexUnavailable
 from .search import weighting
 from .store import LoadedNote, NoteFile, Store
 from .tokens import TokenCounter
-
-_SEGMENT_ALPHABET = string.ascii_lowercase + string.digits
-
-
-def _os_random_segment_id(cls: type, size: int = 16) -> str:
-    return "".join(secrets.choice(_SEGMENT_ALPHABET) for _ in range(size))
-
-
-# Whoosh names new segments with the global `random` module. Two processes forked from one
-# parent (or a test framework that reseeds `random`) then pick the same name and a commit
-# fails. Segment names come from the OS's randomness instead.
-_codec_base.Segment._random_id = classmethod(_os_random_segment_id)
-whoosh_files.install()  # segment files are read in place, not copied (backends/whoosh_files)
 
 Progress = Callable[[int, int], None]
 Observer = Callable[[list[LoadedNote]], None]
@@ -112,7 +95,7 @@ class NoteIndex:
         self.last_build_procs = 1  # processes the last rebuild was started with
         # what the index holds of each note, by (generation, inode of the index folder)
         self._known: tuple[tuple[int, int], dict[str, dict[str, Any]]] | None = None
-        self._searchers = SharedSearcher(self.dir, lambda: _retrying(
+        self._searchers = SharedSearcher(self.dir, lambda: retrying(
             lambda: self.open().searcher(weighting=weighting())))
 
     # -- opening ---------------------------------------------------------------------
@@ -131,7 +114,7 @@ class NoteIndex:
         if reason:
             self.rebuild(reason=reason)
         else:
-            self._ix = _retrying(lambda: whoosh_index.open_dir(str(self.dir)))
+            self._ix = retrying(lambda: whoosh_index.open_dir(str(self.dir)))
         return self._ix
 
     def _unusable_reason(self) -> str:
@@ -140,7 +123,7 @@ class NoteIndex:
         if self._read_version() != VERSION:
             return "the index was built by another version"
         try:
-            _retrying(lambda: _probe(self.dir))
+            retrying(lambda: probe(self.dir))
         except Exception as exc:  # any failure to read it means: rebuild it
             return f"the index is damaged ({type(exc).__name__})"
         return ""
@@ -188,7 +171,7 @@ class NoteIndex:
             with self.searcher() as searcher:
                 return fn(searcher)
         except Exception as exc:
-            if isinstance(exc, IndexUnavailable) or not _looks_like_damage(exc):
+            if isinstance(exc, IndexUnavailable) or not looks_like_damage(exc):
                 raise
             self._recover(exc)
             with self.searcher() as searcher:
@@ -255,12 +238,12 @@ class NoteIndex:
         try:
             generation = (ix.latest_generation(), os.stat(self.dir).st_ino)
             if self._known is None or self._known[0] != generation:
-                self._known = (generation, _retrying(lambda: _note_documents(ix)))
+                self._known = (generation, retrying(lambda: note_documents_of(ix)))
             return self._known[1]
         except Exception as exc:
             self._known = None
             rebuilt = self._recover(exc)  # a complete new index: read it instead
-            return _note_documents(rebuilt)
+            return note_documents_of(rebuilt)
 
     def _write(self, files: list[NoteFile], removed: list[str],
                known: dict[str, dict[str, Any]], progress: Progress | None,
@@ -398,39 +381,3 @@ class NoteIndex:
             raise ParallelBuildFailed(f"the parallel build holds {held} of "
                                       f"{self._documents_added} documents")
         return indexed
-
-
-
-T = TypeVar("T")
-
-
-def _retrying(fn: Callable[[], T], attempts: int = 5) -> T:
-    """``fn()``, again when a commit in another process removed the table of contents it
-    was reading (Whoosh lists the generations, then opens the newest): a race, not damage."""
-    for attempt in range(attempts):
-        try:
-            return fn()
-        except FileNotFoundError:
-            if attempt == attempts - 1:
-                raise
-            time.sleep(0.01 * (attempt + 1))
-    raise AssertionError("unreachable")
-
-
-def _probe(folder: Path) -> None:
-    ix = whoosh_index.open_dir(str(folder))
-    try:
-        with ix.searcher() as searcher:
-            searcher.doc_count()
-    finally:
-        ix.close()
-
-
-def _note_documents(ix: Any) -> dict[str, dict[str, Any]]:
-    with ix.searcher() as searcher:
-        return {d["note_id"]: d for d in searcher.documents(kind="note")}
-
-
-def _looks_like_damage(exc: Exception) -> bool:
-    return isinstance(exc, OSError | EOFError | ValueError | KeyError | AssertionError) or \
-        type(exc).__module__.startswith("whoosh")

@@ -127,12 +127,14 @@ def test_a_killed_parallel_rebuild_takes_its_workers_and_wedges_nothing(
     killed, workers = _kill_mid_build(env, state, "whoosh")
     assert workers, "the rebuild used no worker process"
     assert _wait_gone(workers, 5) == []  # the workers died with their parent
+    assert (state / f"index.new-{killed}").is_dir()  # what the killed build left
     rebuilt = _notes(env, "index", "--rebuild")
     assert rebuilt.returncode == 0, rebuilt.stderr
-    assert _leftovers(state) == []  # the killed build's index.new-<pid> was removed
+    assert _leftovers(state) == []  # removed by the next build
 
     killed, workers = _kill_mid_build(env, state, "whoosh")
     assert _wait_gone(workers, 5) == []
+    assert (state / f"index.new-{killed}").is_dir()
     shutil.rmtree(state / "index")
     found = _notes(env, "suggest", "redis eviction", "--json")
     assert found.returncode == 0, found.stderr
@@ -144,7 +146,8 @@ def test_a_killed_parallel_rebuild_takes_its_workers_and_wedges_nothing(
 @needs_tantivy
 def test_a_killed_tantivy_rebuild_leaves_nothing_behind(store_dir: Path, state: Path) -> None:
     env = _env(store_dir, state, "tantivy")
-    _kill_mid_build(env, state, "tantivy")
+    killed, _ = _kill_mid_build(env, state, "tantivy")
+    assert (state / f"index-tantivy.new-{killed}").is_dir()
     rebuilt = _notes(env, "index", "--rebuild")
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert _leftovers(state) == []

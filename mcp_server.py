@@ -312,7 +312,7 @@ def serve(config: Config, read_only: bool = False, http: HttpSettings | None = N
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     log.info("serving the %s", describe_store(config))
     notes = server_notes(config)
-    notes.index.refresh()
+    notes.ladder.freshen()  # an index that cannot be written yet still serves what it holds
     mcp = create_server(config, read_only, notes)
     watcher = start_watcher(notes)
     try:

@@ -43,7 +43,7 @@ from .usage import UsageLog
 PRIOR_WINDOW_S = 30 * 60  # how far back the session prior looks
 DEFAULT_RECALL_BUDGET = 1500
 _UNSAFE_TO_WRITE = {"binary", "not-utf8", "too-large", "front-matter-unclosed",
-                    "unclosed-block"}
+                    "unclosed-block", "too-many-lines", "too-many-sections", "too-many-blocks"}
 WRITE_ATTEMPTS = 5  # reads of a note that an editor keeps saving while a tool writes it
 EDITOR_WAIT_S = 2.0  # how long a write waits for an editor that holds the note open
 
@@ -141,7 +141,7 @@ class Notes:
                           section, count, ranked, exact is not None)
 
     def list_notes(self) -> list[NoteSummary]:
-        self.index.refresh()
+        self.ladder.freshen()
 
         def collect(searcher: object) -> list[NoteSummary]:
             docs = searcher.documents(kind="note")  # type: ignore[attr-defined]

@@ -84,7 +84,8 @@ def note_documents(
         if section.parent is not None:
             first_child.setdefault(section.parent, section.start)
     for section in loaded.note.sections:
-        yield _section_document(loaded.note_id, section, tokens[section.id])
+        yield _section_document(loaded.note_id, section, tokens[section.id],
+                                _indexed_text(section, loaded.note.bounded_at))
         yield from _block_documents(loaded.note_id, section,
                                     first_child.get(section.id, section.end))
 
@@ -114,7 +115,8 @@ def _note_document(loaded: LoadedNote, mtime_ns: int, size: int,
     note = loaded.note
     state = note.lead  # plain Markdown: its top part stands in for the state
     keywords = " ".join([*note.tags, *note.aliases, loaded.note_id.replace("/", " ")])
-    body = note.text[_offset(note.text, note.body_start):] if loaded.indexable else ""
+    end = len(note.text) if note.bounded_at is None else _offset(note.text, note.bounded_at)
+    body = note.text[_offset(note.text, note.body_start):end] if loaded.indexable else ""
     return {
         "id": loaded.note_id, "note_id": loaded.note_id, "kind": "note", "section": "",
         "title": note.title, "keywords": keywords, "state": state.text if state else "",
@@ -126,11 +128,21 @@ def _note_document(loaded: LoadedNote, mtime_ns: int, size: int,
     }
 
 
-def _section_document(note_id: str, section: Section, tokens: int) -> dict[str, Any]:
+def _indexed_text(section: Section, bounded_at: int | None) -> str:
+    """The section's text up to the line where the note stops being split into sections
+    (note.MAX_SECTIONS, MAX_BLOCKS): the rest of a hostile note is read, never indexed, so
+    its cost stays bounded (Whoosh pays for every distinct word of every field)."""
+    if bounded_at is None or section.end <= bounded_at:
+        return section.text
+    return section.text[:_offset(section.text, max(0, bounded_at - section.start))]
+
+
+def _section_document(note_id: str, section: Section, tokens: int,
+                      text: str) -> dict[str, Any]:
     return {
         "id": f"{note_id}#{section.id}", "note_id": note_id, "kind": "section",
         "section": section.id, "label": section.title, "s_title": section.title,
-        "s_body": section.text, "s_stem": section.text, "date": section.date,
+        "s_body": text, "s_stem": text, "date": section.date,
         "tokens": tokens,
         "lines": (section.start, section.end),
     }

@@ -4,58 +4,49 @@ The index lives in ``<state dir>/index``. It is incremental: each note document 
 file's mtime, size and content hash, and :meth:`NoteIndex.refresh` re-indexes only the notes
 whose hash changed (and drops the ones that are gone). A schema or analyzer version change, a
 missing index or a corrupt one triggers a full rebuild with one message, never a traceback.
-Rebuilds are made in a fresh folder and swapped in, so a crash mid-build leaves the old index.
+Rebuilds are made in a fresh folder and swapped in, so a crash mid-build leaves the old index;
+the build lock names its holder and is never held for good by a dead or stuck process, and the
+folders of killed builds are removed (:mod:`.backends.locks`). A write that fails (a full or
+read-only disk) releases every lock and raises :class:`IndexUnavailable`; the index stays as it
+was, and the next call after the disk is fixed works at once.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
-import secrets
 import shutil
-import string
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from whoosh import index as whoosh_index
-from whoosh.codec import base as _codec_base
 from whoosh.writing import LockError
 
 from .analysis import ANALYZER_VERSION
-from .backends import whoosh_files
+from .backends.failures import build_failed, busy, write_failed
+from .backends.locks import HolderLock, remove_leftovers, swap_in
 from .backends.scan import changed_files
 from .backends.whoosh_build import (
+    WRITER_TIMEOUT,
     ParallelBuildFailed,
+    abandon,
     build_procs,
     commit_quickly,
+    drop_frames,
     open_writer,
     tidy,
 )
+from .backends.whoosh_open import looks_like_damage, note_documents_of, probe, retrying
 from .backends.whoosh_searcher import SharedSearcher
 from .documents import SCHEMA_VERSION, build_schema, doc_digest, note_documents
 from .errors import IndexUnavailable
 from .search import weighting
 from .store import LoadedNote, NoteFile, Store
 from .tokens import TokenCounter
-
-_SEGMENT_ALPHABET = string.ascii_lowercase + string.digits
-
-
-def _os_random_segment_id(cls: type, size: int = 16) -> str:
-    return "".join(secrets.choice(_SEGMENT_ALPHABET) for _ in range(size))
-
-
-# Whoosh names new segments with the global `random` module. Two processes forked from one
-# parent (or a test framework that reseeds `random`) then pick the same name and a commit
-# fails. Segment names come from the OS's randomness instead.
-_codec_base.Segment._random_id = classmethod(_os_random_segment_id)
-whoosh_files.install()  # segment files are read in place, not copied (backends/whoosh_files)
 
 Progress = Callable[[int, int], None]
 Observer = Callable[[list[LoadedNote]], None]
@@ -78,6 +69,11 @@ def _quiet(_: str) -> None:
     return None
 
 
+def _nothing() -> None:
+    return None
+
+
+
 class NoteIndex:
     """Owns the Whoosh index of one store; the only writer of it."""
 
@@ -88,7 +84,10 @@ class NoteIndex:
         self.notify = notify
         self.observer = observer  # told of every note (re)indexed, after the commit
         self.dir = store.config.state_dir / "index"
+        self.lock_path = self.dir.with_name("index.lock")  # held by a rebuild (backends/locks)
         self._ix: Any = None
+        self._cleaned = False  # leftovers of killed builds removed (at the first open)
+        self._heartbeat: Callable[[], None] = _nothing  # the build lock's, during a rebuild
         self._lock = threading.RLock()  # one writer at a time inside this process
         self._building = False  # True while a rebuild fills a new, empty index
         self._documents_added = 0  # by the rebuild under way
@@ -96,7 +95,7 @@ class NoteIndex:
         self.last_build_procs = 1  # processes the last rebuild was started with
         # what the index holds of each note, by (generation, inode of the index folder)
         self._known: tuple[tuple[int, int], dict[str, dict[str, Any]]] | None = None
-        self._searchers = SharedSearcher(self.dir, lambda: _retrying(
+        self._searchers = SharedSearcher(self.dir, lambda: retrying(
             lambda: self.open().searcher(weighting=weighting())))
 
     # -- opening ---------------------------------------------------------------------
@@ -108,11 +107,14 @@ class NoteIndex:
     def _open(self) -> Any:
         if self._ix is not None:
             return self._ix
+        if not self._cleaned:
+            self._cleaned = True
+            remove_leftovers(self.dir.parent, self.dir.name)
         reason = self._unusable_reason()
         if reason:
             self.rebuild(reason=reason)
         else:
-            self._ix = _retrying(lambda: whoosh_index.open_dir(str(self.dir)))
+            self._ix = retrying(lambda: whoosh_index.open_dir(str(self.dir)))
         return self._ix
 
     def _unusable_reason(self) -> str:
@@ -121,7 +123,7 @@ class NoteIndex:
         if self._read_version() != VERSION:
             return "the index was built by another version"
         try:
-            _retrying(lambda: _probe(self.dir))
+            retrying(lambda: probe(self.dir))
         except Exception as exc:  # any failure to read it means: rebuild it
             return f"the index is damaged ({type(exc).__name__})"
         return ""
@@ -149,6 +151,8 @@ class NoteIndex:
         try:
             searcher = self._searchers.acquire()
         except Exception as exc:
+            if isinstance(exc, IndexUnavailable):
+                raise
             self._recover(exc)
             searcher = self._searchers.acquire()
         try:
@@ -167,7 +171,7 @@ class NoteIndex:
             with self.searcher() as searcher:
                 return fn(searcher)
         except Exception as exc:
-            if isinstance(exc, IndexUnavailable) or not _looks_like_damage(exc):
+            if isinstance(exc, IndexUnavailable) or not looks_like_damage(exc):
                 raise
             self._recover(exc)
             with self.searcher() as searcher:
@@ -175,9 +179,14 @@ class NoteIndex:
 
     # -- keeping fresh -----------------------------------------------------------------
     def refresh(self, progress: Progress | None = None) -> RefreshReport:
-        """Re-index the notes whose content changed since they were indexed."""
+        """Re-index the notes whose content changed since they were indexed. Raises
+        IndexUnavailable when the index cannot be built or written, or stays locked by
+        another writer past WRITER_TIMEOUT; the index is then left as it was."""
         with self._lock:
-            return self._refresh(progress)
+            try:
+                return self._refresh(progress)
+            except LockError as exc:
+                raise busy(self.dir, WRITER_TIMEOUT) from exc
 
     def _refresh(self, progress: Progress | None) -> RefreshReport:
         ix = self.open()
@@ -198,9 +207,13 @@ class NoteIndex:
                 return tidy(self.open())
             except LockError:
                 return 0
+            except OSError as exc:
+                raise write_failed(self.dir, exc) from exc
 
     def update_notes(self, note_ids: list[str]) -> None:
-        """Re-index these notes now (after a write); a busy index is left to the next read."""
+        """Re-index these notes now (after a write); a busy index is left to the next read.
+        Raises IndexUnavailable when the index cannot be written (or built); nothing stays
+        locked, and the next read or write indexes what was missed."""
         with self._lock:
             self._update(note_ids)
 
@@ -209,8 +222,11 @@ class NoteIndex:
         gone: list[str] = []
         for note_id in note_ids:
             path = self.store.path_for(note_id)
-            if path.is_file():
+            try:
                 stat = path.stat()
+            except OSError:
+                stat = None
+            if stat is not None and path.is_file():
                 files.append(NoteFile(note_id, path, stat.st_mtime_ns, stat.st_size))
             else:
                 gone.append(note_id)
@@ -223,19 +239,22 @@ class NoteIndex:
         try:
             generation = (ix.latest_generation(), os.stat(self.dir).st_ino)
             if self._known is None or self._known[0] != generation:
-                self._known = (generation, _retrying(lambda: _note_documents(ix)))
+                self._known = (generation, retrying(lambda: note_documents_of(ix)))
             return self._known[1]
         except Exception as exc:
             self._known = None
             rebuilt = self._recover(exc)  # a complete new index: read it instead
-            return _note_documents(rebuilt)
+            return note_documents_of(rebuilt)
 
     def _write(self, files: list[NoteFile], removed: list[str],
                known: dict[str, dict[str, Any]], progress: Progress | None,
                procs: int = 1) -> list[str]:
         ix = self.open()
         loaded: list[LoadedNote] = []
-        writer = open_writer(ix, procs)
+        try:
+            writer = open_writer(ix, procs, str(self.lock_path) if procs > 1 else None)
+        except OSError as exc:
+            raise write_failed(self.dir, exc) from exc
         try:
             for note_id in removed:
                 writer.delete_by_term("note_id", note_id)
@@ -243,11 +262,15 @@ class NoteIndex:
                 note = self._index_one(writer, entry, known.get(entry.note_id))
                 if note is not None:
                     loaded.append(note)
+                self._heartbeat()
                 if progress:
                     progress(number, len(files))
             commit_quickly(writer)
-        except BaseException:
-            writer.cancel()
+        except BaseException as exc:
+            abandon(writer)  # its lock released and its files deleted, whatever fails
+            self._known = None
+            if isinstance(exc, OSError):
+                raise write_failed(self.dir, exc) from exc
             raise
         self.counter.flush()
         if self.observer is not None and loaded:
@@ -299,24 +322,38 @@ class NoteIndex:
         self.close()
         if reason != "rebuild requested":
             self.notify(f"notes: {reason}; building the index in {self.dir}")
-        with self._build_lock():
-            if reason != "rebuild requested" and not self._unusable_reason():
-                self._ix = whoosh_index.open_dir(str(self.dir))  # another process rebuilt it
-                return RefreshReport(rebuilt=False, reason="rebuilt by another process")
-            fresh = self.dir.with_name(f"index.new-{os.getpid()}")
-            shutil.rmtree(fresh, ignore_errors=True)
-            try:
-                indexed = self._fill(fresh, self.store.files(), progress)
-                (fresh / "version.json").write_text(json.dumps(VERSION))
-                self.close()
-                _swap(fresh, self.dir)
-            except OSError as exc:
-                self.close()
-                shutil.rmtree(fresh, ignore_errors=True)
-                raise IndexUnavailable(f"cannot build the index in {self.dir} ({exc}); set "
-                                       "NOTES_STATE_DIR to a writable folder") from exc
-        self._ix = whoosh_index.open_dir(str(self.dir))
+        try:
+            with HolderLock(self.lock_path, self.notify) as lock:
+                remove_leftovers(self.dir.parent, self.dir.name)
+                if reason != "rebuild requested" and not self._unusable_reason():
+                    self._ix = whoosh_index.open_dir(str(self.dir))  # another process did
+                    return RefreshReport(rebuilt=False, reason="rebuilt by another process")
+                indexed = self._build_and_swap(progress, lock)
+            self._ix = whoosh_index.open_dir(str(self.dir))
+        except (OSError, IndexUnavailable) as exc:
+            self.close()
+            raise build_failed(self.dir, exc) from exc
         return RefreshReport(indexed=indexed, rebuilt=True, reason=reason)
+
+    def _build_and_swap(self, progress: Progress | None, lock: HolderLock) -> list[str]:
+        """Build the new index in ``index.new-<pid>`` and swap it in; on any failure (or an
+        interrupt) the new folder is deleted and the old index stays as it was."""
+        fresh = self.dir.with_name(f"index.new-{os.getpid()}")
+        shutil.rmtree(fresh, ignore_errors=True)
+        self._heartbeat = lock.beat
+        try:
+            indexed = self._fill(fresh, self.store.files(), progress)
+            (fresh / "version.json").write_text(json.dumps(VERSION))
+            self.close()
+            swap_in(fresh, self.dir)
+        except BaseException as exc:
+            self.close()
+            drop_frames(exc)
+            shutil.rmtree(fresh, ignore_errors=True)
+            raise
+        finally:
+            self._heartbeat = _nothing
+        return indexed
 
     def _fill(self, fresh: Path, files: list[NoteFile], progress: Progress | None) -> list[str]:
         """Write every note into a new index in ``fresh``: with worker processes where
@@ -345,56 +382,3 @@ class NoteIndex:
             raise ParallelBuildFailed(f"the parallel build holds {held} of "
                                       f"{self._documents_added} documents")
         return indexed
-
-    @contextlib.contextmanager
-    def _build_lock(self) -> Iterator[None]:
-        self.dir.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.dir.parent / "index.lock", "a+b") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _swap(fresh: Path, target: Path) -> None:
-    old = target.with_name(f"index.old-{os.getpid()}")
-    if target.exists():
-        os.replace(target, old)
-    os.replace(fresh, target)
-    shutil.rmtree(old, ignore_errors=True)
-
-
-T = TypeVar("T")
-
-
-def _retrying(fn: Callable[[], T], attempts: int = 5) -> T:
-    """``fn()``, again when a commit in another process removed the table of contents it
-    was reading (Whoosh lists the generations, then opens the newest): a race, not damage."""
-    for attempt in range(attempts):
-        try:
-            return fn()
-        except FileNotFoundError:
-            if attempt == attempts - 1:
-                raise
-            time.sleep(0.01 * (attempt + 1))
-    raise AssertionError("unreachable")
-
-
-def _probe(folder: Path) -> None:
-    ix = whoosh_index.open_dir(str(folder))
-    try:
-        with ix.searcher() as searcher:
-            searcher.doc_count()
-    finally:
-        ix.close()
-
-
-def _note_documents(ix: Any) -> dict[str, dict[str, Any]]:
-    with ix.searcher() as searcher:
-        return {d["note_id"]: d for d in searcher.documents(kind="note")}
-
-
-def _looks_like_damage(exc: Exception) -> bool:
-    return isinstance(exc, OSError | EOFError | ValueError | KeyError | AssertionError) or \
-        type(exc).__module__.startswith("whoosh")

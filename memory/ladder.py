@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .backends.base import SearchIndex
-from .errors import AmbiguousSection, InvalidArgument, SectionNotFound
+from .errors import AmbiguousSection, IndexUnavailable, InvalidArgument, SectionNotFound
 from .note import Section
 from .search import SearchHit, parse_query, search, vagueness
 from .section_scores import Evidence, clear_winner, ranked_ids, score_sections, when_boosted
@@ -104,6 +104,18 @@ class Ladder:
 
     def __init__(self, store: Store, index: SearchIndex, counter: TokenCounter) -> None:
         self.store, self.index, self.counter = store, index, counter
+        self._stale_noted = False
+
+    def freshen(self) -> None:
+        """Bring the index up to date before a search. When it cannot be written (a full
+        disk, say) the index as it is still answers, with one notice; with no index at all
+        the search itself raises IndexUnavailable."""
+        try:
+            self.index.refresh()
+        except IndexUnavailable as exc:
+            if not self._stale_noted:
+                self._stale_noted = True
+                self.index.notify(f"notes: {exc}; answering from the index as it is")
 
     def suggest(self, query: str, limit: int = 5, context: str | None = None,
                 prior: dict[str, float] | None = None) -> Suggestions:
@@ -112,7 +124,7 @@ class Ladder:
         reading, 1.0 for the latest) lifts those notes by a share of the best score."""
         check_limit(limit)
         parsed = parse_query(query, context)
-        self.index.refresh()
+        self.freshen()
         pool = limit + len(prior or {})
         hits, total = self.index.run_search(
             lambda searcher: search(searcher, parsed, "note", pool))
@@ -182,7 +194,7 @@ class Ladder:
 
     def _evidence(self, note_id: str, query: str) -> Evidence:
         parsed = parse_query(query)
-        self.index.refresh()
+        self.freshen()
         sections, _ = self.index.run_search(
             lambda searcher: search(searcher, parsed, "section", None, note_id=note_id))
         paragraphs, _ = self.index.run_search(

@@ -24,7 +24,6 @@ from functools import cached_property
 from typing import Any, Literal
 
 import yaml
-from frontmatter.default_handlers import YAMLHandler
 from markdown_it import MarkdownIt
 
 from .config import DEFAULT_HISTORY_HEADINGS, DEFAULT_STATE_HEADINGS
@@ -37,8 +36,16 @@ ENTRY_HEADING = re.compile(
     r"\s*(?:[·•\-—–:|]\s*)?(?P<title>.*)$"
 )
 _FM_OPEN = re.compile(r"^-{3,}[ \t]*\r?$")
-_MAX_FRONT_MATTER_CHARS = 64_000
-_MAX_YAML_ALIASES = 64
+_MAX_FRONT_MATTER_CHARS = 64_000  # also the bound of its scalars' text, aliases expanded
+MAX_FRONT_MATTER_VALUES = 10_000  # scalars, lists and mappings, aliases expanded
+# A note is split into sections and blocks over at most MAX_LINES lines of its body, and into
+# at most MAX_SECTIONS H2/H3 headings and MAX_BLOCKS blocks; from the first line past any of
+# them, the rest of the note is plain text of the section it falls in, read but not indexed
+# (docs/note-format.md, limits). Parsing costs ~50 us a line, indexing ~0.5 ms a block.
+MAX_LINES = 20_000
+MAX_SECTIONS = 2_000
+MAX_BLOCKS = 5_000
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # as python-frontmatter
 # Block structure only: headings (their text is the inline token's ``content``) and blocks.
 # Inline parsing (emphasis, links, code spans) is never read, so it is off: a quarter of the
 # parse time of a note.
@@ -92,6 +99,7 @@ class Note:
     problems: tuple[Problem, ...] = ()
     body_start: int = 0  # 0-based line where the body (after front matter) starts
     front_matter: bool = False
+    bounded_at: int | None = None  # 0-based line from which the note is plain text (bounds)
 
     def render(self) -> str:
         return self.text
@@ -158,14 +166,21 @@ def parse_note(
     draft = _Draft()
     lines = split_lines(text)
     meta, body_start, has_fm = _front_matter(lines, draft)
-    headings, blocks, unclosed = _scan_body(lines, body_start)
+    parsed_end = min(len(lines), body_start + MAX_LINES)
+    headings, blocks, unclosed = _scan_body(lines, body_start, parsed_end)
+    cut = _structure_cut(headings, blocks, parsed_end < len(lines), parsed_end, draft)
+    if cut < len(lines):
+        headings = [h for h in headings if h.line < cut]
+        blocks = [b for b in blocks if b.start < cut]
+        unclosed = None  # past the cut the text is not split: nothing to hide
     title = _note_title(meta, headings, fallback_title)
     sections = _build_sections(lines, headings, blocks, body_start, state_headings,
-                               history_headings, draft)
+                               history_headings, draft, cut)
     if unclosed is not None:
         draft.problems.append(_unclosed_problem(unclosed, sections))
     return Note(text=text, meta=meta, title=title, sections=tuple(sections),
-                problems=tuple(draft.problems), body_start=body_start, front_matter=has_fm)
+                problems=tuple(draft.problems), body_start=body_start, front_matter=has_fm,
+                bounded_at=cut if cut < len(lines) else None)
 
 
 def _front_matter(lines: list[str], draft: _Draft) -> tuple[dict[str, Any], int, bool]:
@@ -184,13 +199,24 @@ def _front_matter(lines: list[str], draft: _Draft) -> tuple[dict[str, Any], int,
 
 
 def _load_yaml(raw: str, draft: _Draft) -> dict[str, Any]:
-    if len(raw) > _MAX_FRONT_MATTER_CHARS or raw.count("*") > _MAX_YAML_ALIASES:
+    if len(raw) > _MAX_FRONT_MATTER_CHARS:
         draft.problems.append(Problem(2, "front-matter-too-large",
-                                      "front matter too large or too many YAML aliases; "
-                                      "keep it to a title, tags and aliases"))
+                                      f"front matter is over {_MAX_FRONT_MATTER_CHARS:,} "
+                                      "characters; keep it to a title, tags and aliases"))
         return {}
+    loader = _YAML_LOADER(raw)
     try:
-        data = YAMLHandler().load(raw)
+        node = loader.get_single_node()
+        over = _expansion_over(node) if node is not None else None
+        if over is not None:
+            draft.problems.append(Problem(2 + over, "front-matter-too-large",
+                                          "front matter expands to over "
+                                          f"{MAX_FRONT_MATTER_VALUES:,} values or "
+                                          f"{_MAX_FRONT_MATTER_CHARS:,} characters (YAML "
+                                          "aliases repeat what they name); it is ignored: "
+                                          "keep it to a title, tags and aliases"))
+            return {}
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = 2 + (mark.line if mark is not None else 0)
@@ -198,6 +224,12 @@ def _load_yaml(raw: str, draft: _Draft) -> dict[str, Any]:
         draft.problems.append(Problem(line, "bad-yaml", f"front matter is not valid YAML "
                                       f"({reason}); fix the YAML between the '---' lines"))
         return {}
+    except (ValueError, OverflowError, RecursionError) as exc:  # e.g. a date 2026-02-30
+        draft.problems.append(Problem(2, "bad-yaml", f"front matter is not valid YAML "
+                                      f"({exc}); fix the YAML between the '---' lines"))
+        return {}
+    finally:
+        loader.dispose()
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -207,11 +239,64 @@ def _load_yaml(raw: str, draft: _Draft) -> dict[str, Any]:
     return {str(k): v for k, v in data.items()}
 
 
-def _scan_body(lines: list[str], body_start: int
+def _expansion_over(root: yaml.Node) -> int | None:
+    """The 0-based line (in the front matter) of the top-level key where the document,
+    aliases expanded, passes MAX_FRONT_MATTER_VALUES values or _MAX_FRONT_MATTER_CHARS
+    characters; None within bounds. Each node is sized once (an alias is the same node), so
+    this costs the composed size, never the expanded one (a billion laughs stays cheap)."""
+    sizes: dict[int, tuple[int, int]] = {}
+    values = chars = 0
+    pairs = root.value if isinstance(root, yaml.MappingNode) else [(root, None)]
+    for key, value in pairs:
+        for node in (key, value):
+            if node is not None:
+                more_values, more_chars = _expanded_size(node, sizes)
+                values, chars = values + more_values, chars + more_chars
+        if values > MAX_FRONT_MATTER_VALUES or chars > _MAX_FRONT_MATTER_CHARS:
+            return int(key.start_mark.line)
+    return None
+
+
+def _expanded_size(root: yaml.Node, sizes: dict[int, tuple[int, int]]) -> tuple[int, int]:
+    """(values, scalar characters) under ``root`` with aliases expanded, capped just past
+    the bounds; iterative (no recursion limit), a cycle (``&a [*a]``) counts once."""
+    cap_values, cap_chars = MAX_FRONT_MATTER_VALUES + 1, _MAX_FRONT_MATTER_CHARS + 1
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = _yaml_children(node)
+        if not done:
+            if id(node) in open_nodes:
+                continue
+            open_nodes.add(id(node))
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if id(c) not in sizes)
+            continue
+        values = 1 + sum(sizes.get(id(c), (1, 0))[0] for c in children)
+        chars = (len(node.value) if isinstance(node, yaml.ScalarNode) else 0) + \
+            sum(sizes.get(id(c), (1, 0))[1] for c in children)
+        sizes[id(node)] = (min(values, cap_values), min(chars, cap_chars))
+        open_nodes.discard(id(node))
+    return sizes[id(root)]
+
+
+def _yaml_children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _scan_body(lines: list[str], body_start: int, stop: int
                ) -> tuple[list[_Heading], list[Block], tuple[int, str] | None]:
-    """Headings (H1–H3) and top-level blocks of the body, with whole-text line numbers, and
-    the block that runs to the end of the file unclosed, if one does (line, what)."""
-    body = "".join(lines[body_start:])
+    """Headings (H1–H3) and top-level blocks of the body up to line ``stop`` (exclusive),
+    with whole-text line numbers, and the block that runs to the end of the file unclosed,
+    if one does (line, what)."""
+    body = "".join(lines[body_start:stop])
     tokens = _MD.parse(body)
     headings: list[_Heading] = []
     blocks: list[Block] = []
@@ -270,6 +355,30 @@ def _unclosed_problem(unclosed: tuple[int, str], sections: list[Section]) -> Pro
                    "never closed, so everything after it is read as part of it; close it")
 
 
+def _structure_cut(headings: list[_Heading], blocks: list[Block], cut_lines: bool,
+                   parsed_end: int, draft: _Draft) -> int:
+    """The 0-based line from which the note is no longer split into sections and blocks
+    (MAX_LINES, MAX_SECTIONS, MAX_BLOCKS), reported once; past the end when within them."""
+    headed = [h.line for h in headings if h.level in (2, 3)]
+    cuts = []
+    if cut_lines:
+        cuts.append((parsed_end, "too-many-lines", f"more than {MAX_LINES:,} lines"))
+    if len(headed) > MAX_SECTIONS:
+        cuts.append((headed[MAX_SECTIONS], "too-many-sections",
+                     f"more than {MAX_SECTIONS:,} sections (H2 and H3 headings)"))
+    if len(blocks) > MAX_BLOCKS:
+        cuts.append((blocks[MAX_BLOCKS].start, "too-many-blocks",
+                     f"more than {MAX_BLOCKS:,} paragraphs, list items and other blocks"))
+    if not cuts:
+        return 1 << 62
+    line, code, what = min(cuts)
+    draft.problems.append(Problem(line + 1, code, f"{what}: from this line on the note is "
+                                  "read as plain text of the section it is in, and not "
+                                  "indexed; "
+                                  "split it into smaller notes"))
+    return line
+
+
 def _is_block(kind: str, level: int, nesting: int) -> bool:
     """Top-level blocks; a list counts by its items, so each state line is its own block."""
     if kind == "list_item_open":
@@ -293,6 +402,7 @@ def _build_sections(
     state_names: tuple[str, ...],
     history_names: tuple[str, ...],
     draft: _Draft,
+    cut: int,
 ) -> list[Section]:
     builder = _SectionBuilder(lines, blocks, draft)
     h2s = [h for h in headings if h.level == 2]
@@ -311,11 +421,11 @@ def _build_sections(
                                               "the state should be the first H2 section; "
                                               "move it above the others", "warning"))
             builder.add("state", "state", h2.title, h2.line, end, 2)
-            builder.add_children(headings, h2.line, end, "state", "sub")
+            builder.add_children(headings, h2.line, min(end, cut), "state", "sub")
         elif name in histories and not seen_history:
             seen_history = True
             builder.add("history", "history", h2.title, h2.line, end, 2)
-            builder.add_children(headings, h2.line, end, "history", "entry")
+            builder.add_children(headings, h2.line, min(end, cut), "history", "entry")
         else:
             builder.add(slugify(h2.title) or "section", "section", h2.title, h2.line, end, 2)
     if not seen_state:
@@ -333,6 +443,7 @@ class _SectionBuilder:
         self._starts = [b.start for b in blocks]  # blocks come in file order
         self.sections: list[Section] = []
         self.used: set[str] = set()
+        self._next: dict[str, int] = {}  # per base id, the suffix to try next
 
     def add(self, base_id: str, kind: SectionKind, title: str, start: int, end: int,
             level: int, date: str | None = None, parent: str | None = None) -> str:
@@ -369,9 +480,13 @@ class _SectionBuilder:
         return (f"{match['date']}-{slug}" if slug else match["date"]), date, title
 
     def _unique(self, base: str) -> str:
-        candidate, n = base, 2
+        """``base``, else ``base-2``, ``base-3``…: the first one free. The search for a base
+        goes on where it last stopped (the ids below were taken and stay taken), so a note
+        of many equal headings costs linear time, not quadratic."""
+        candidate, n = base, self._next.get(base, 2)
         while candidate in self.used:
             candidate, n = f"{base}-{n}", n + 1
+        self._next[base] = n
         self.used.add(candidate)
         return candidate
 

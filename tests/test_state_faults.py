@@ -185,8 +185,6 @@ def test_a_state_folder_under_a_file_reads_and_promote_says_what_to_do(
     assert len(errors) == 1 and "NOTES_STATE_DIR" in errors[0], promote.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="index.py's build lock raises NotADirectoryError (the "
-                   "index is being fixed on another branch); tokens.py no longer does")
 def test_a_state_folder_under_a_file_suggest_fails_in_one_line(run_cli: RunCli,
                                                                tmp_path: Path) -> None:
     blocker = tmp_path / "state-file"

@@ -10,7 +10,6 @@ import contextlib
 import fcntl
 import json
 import os
-import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -140,25 +139,6 @@ def read_json(path: Path) -> Any:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-
-
-@contextlib.contextmanager
-def build_lock(folder: Path) -> Iterator[None]:
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(folder.parent / "index-tantivy.lock", "a+b") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def swap(fresh: Path, target: Path) -> None:
-    old = target.with_name(f"index-tantivy.old-{os.getpid()}")
-    if target.exists():
-        os.replace(target, old)
-    os.replace(fresh, target)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 @contextlib.contextmanager

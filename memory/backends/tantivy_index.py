@@ -5,13 +5,17 @@ Lives in ``<state dir>/index-tantivy``: one tantivy index per document kind (``n
 the note documents store each file's mtime, size and content hash; :meth:`refresh` stats the
 files (a fast walk, :mod:`.scan`) and re-indexes only the notes whose hash changed, replacing
 all their documents (tantivy makes that cheap). A version mismatch, a missing index or one that
-fails to open or read is rebuilt with one message, in a new folder that is then swapped in.
+fails to open or read is rebuilt with one message, in a new folder that is then swapped in,
+under ``index-tantivy.lock`` (a :class:`.locks.HolderLock`: never held for good by a dead or
+stuck process; the folders of killed builds are removed at the next open or rebuild).
 
 Writers: one at a time per process (a lock), and across processes a lock file
 (``write.lock``) waited on for up to 30 s; after a write, a busy index is left for the next
 read to refresh, as in Whoosh. The three kinds are committed paragraph, section, then note:
 a crash in between leaves the note documents describing the old file, so the next refresh
-re-indexes that note and the kinds agree again.
+re-indexes that note and the kinds agree again. A write that fails (tantivy reports a full or
+read-only disk as ValueError) is rolled back, its writers dropped (which releases tantivy's
+own lock), and raised as IndexUnavailable; the next call after the disk is fixed works.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from ..store import LoadedNote, NoteFile, Store
 from ..tokens import TokenCounter
 from . import tantivy_files as tf
 from . import tantivy_schema as ts
+from .failures import build_failed, busy, write_failed
+from .locks import HolderLock, remove_leftovers, swap_in
 from .scan import changed_files
 from .tantivy_files import IndexBusy, IndexDamaged, LiveFiles
 from .tantivy_search import TantivySearcher
@@ -40,6 +46,10 @@ BATCH_NOTES = 256
 
 
 def _quiet(_: str) -> None:
+    return None
+
+
+def _nothing() -> None:
     return None
 
 
@@ -55,11 +65,17 @@ class TantivyIndex:
         self._known: dict[str, dict[str, Any]] | None = None
         self._files: LiveFiles | None = None
         self._fresh = self.dir.with_name(f"index-tantivy.new-{os.getpid()}")
+        self.lock_path = self.dir.with_name("index-tantivy.lock")
+        self._cleaned = False  # leftovers of killed builds removed (at the first open)
+        self._heartbeat: Callable[[], None] = _nothing  # the build lock's, during a rebuild
 
     # -- opening ---------------------------------------------------------------------
     def open(self) -> dict[str, Any]:
         """The open indexes, built first if missing, outdated or unreadable."""
         with self._lock:
+            if self._ix is None and not self._cleaned:
+                self._cleaned = True
+                remove_leftovers(self.dir.parent, self.dir.name)
             if self._ix is None:
                 reason = self._unusable_reason()
                 if reason:
@@ -142,16 +158,24 @@ class TantivyIndex:
 
     # -- keeping fresh ---------------------------------------------------------------
     def refresh(self, progress: Progress | None = None) -> RefreshReport:
-        """Re-index the notes whose content changed since they were indexed."""
+        """Re-index the notes whose content changed since they were indexed. Raises
+        IndexUnavailable when the index cannot be built or written, or stays locked by
+        another writer past WRITER_TIMEOUT."""
         with self._lock:
-            known = self._known_files()
-            changed, removed, unchanged = changed_files(self.store.root, known,
-                                                       self.store.config.state_dir)
-            report = RefreshReport(unchanged=unchanged, removed=removed)
-            if changed or report.removed:
-                report.indexed = self._write(changed, report.removed, known, progress)
-                report.unchanged += len(changed) - len(report.indexed)
-            return report
+            try:
+                return self._refresh(progress)
+            except IndexBusy as exc:
+                raise busy(self.dir, tf.WRITER_TIMEOUT) from exc
+
+    def _refresh(self, progress: Progress | None) -> RefreshReport:
+        known = self._known_files()
+        changed, removed, unchanged = changed_files(self.store.root, known,
+                                                   self.store.config.state_dir)
+        report = RefreshReport(unchanged=unchanged, removed=removed)
+        if changed or report.removed:
+            report.indexed = self._write(changed, report.removed, known, progress)
+            report.unchanged += len(changed) - len(report.indexed)
+        return report
 
     def tidy(self) -> int:
         """Nothing is left to merge: tantivy's writer merges segments itself, in native
@@ -159,13 +183,17 @@ class TantivyIndex:
         return 0
 
     def update_notes(self, note_ids: list[str]) -> None:
-        """Re-index these notes now (after a write); a busy index is left to the next read."""
+        """Re-index these notes now (after a write); a busy index is left to the next read.
+        Raises IndexUnavailable when the index cannot be written (or built)."""
         with self._lock:
             files, gone = [], []
             for note_id in note_ids:
                 path = self.store.path_for(note_id)
-                if path.is_file():
+                try:
                     stat = path.stat()
+                except OSError:
+                    stat = None
+                if stat is not None and path.is_file():
                     files.append(NoteFile(note_id, path, stat.st_mtime_ns, stat.st_size))
                 else:
                     gone.append(note_id)
@@ -194,8 +222,17 @@ class TantivyIndex:
         rebuild of thousands of notes never holds them all in memory); the observer is told
         of each batch after its commit."""
         indexes = self.open()
-        done: list[str] = []
         folder = self._fresh if building else self.dir
+        try:
+            return self._write_into(folder, indexes, files, removed, known, progress, building)
+        except (OSError, ValueError) as exc:  # tantivy's I/O errors are ValueErrors
+            self._known = None  # (the segment files are checked again before each search)
+            raise write_failed(folder if building else self.dir, exc) from exc
+
+    def _write_into(self, folder: Any, indexes: dict[str, Any], files: list[NoteFile],
+                    removed: list[str], known: dict[str, dict[str, Any]],
+                    progress: Progress | None, building: bool) -> list[str]:
+        done: list[str] = []
         with tf.write_lock(folder), tf.open_writers(indexes, building) as writers:
             for note_id in removed:
                 tf.delete(writers, note_id)
@@ -205,6 +242,7 @@ class TantivyIndex:
                     note = self._index_one(writers, entry, known.get(entry.note_id), building)
                     if note is not None:
                         loaded.append(note)
+                    self._heartbeat()
                     if progress:
                         progress(number, len(files))
                 tf.commit(writers)
@@ -241,26 +279,38 @@ class TantivyIndex:
         self.close()
         if reason != "rebuild requested":
             self.notify(f"notes: {reason}; building the index in {self.dir}")
-        with tf.build_lock(self.dir):
-            if reason != "rebuild requested" and not self._unusable_reason():
-                self._ix = tf.open_all(self.dir)  # another process rebuilt it
-                return RefreshReport(rebuilt=False, reason="rebuilt by another process")
-            fresh = self._fresh
-            shutil.rmtree(fresh, ignore_errors=True)
-            try:
-                self._ix = tf.create_all(fresh)
-                indexed = self._write(self.store.files(), [], {}, progress,
-                                      building=True)
-                (fresh / "version.json").write_text(json.dumps(ts.version()))
-                self.close()
-                tf.swap(fresh, self.dir)
-            except (OSError, ValueError) as exc:  # tantivy reports I/O errors as ValueError
-                self.close()
-                shutil.rmtree(fresh, ignore_errors=True)
-                raise IndexUnavailable(f"cannot build the index in {self.dir} ({exc}); set "
-                                       "NOTES_STATE_DIR to a writable folder") from exc
-        self._ix = tf.open_all(self.dir)
+        try:
+            with HolderLock(self.lock_path, self.notify) as lock:
+                remove_leftovers(self.dir.parent, self.dir.name)
+                if reason != "rebuild requested" and not self._unusable_reason():
+                    self._ix = tf.open_all(self.dir)  # another process rebuilt it
+                    return RefreshReport(rebuilt=False, reason="rebuilt by another process")
+                indexed = self._build_and_swap(progress, lock)
+            self._ix = tf.open_all(self.dir)
+        except (OSError, ValueError, IndexUnavailable) as exc:  # tantivy: I/O as ValueError
+            self.close()
+            raise build_failed(self.dir, exc) from exc
         return RefreshReport(indexed=indexed, rebuilt=True, reason=reason)
+
+    def _build_and_swap(self, progress: Progress | None, lock: HolderLock) -> list[str]:
+        """Build the new indexes in ``index-tantivy.new-<pid>`` and swap them in; on any
+        failure (or an interrupt) the new folder is deleted and the old index stays."""
+        fresh = self._fresh
+        shutil.rmtree(fresh, ignore_errors=True)
+        self._heartbeat = lock.beat
+        try:
+            self._ix = tf.create_all(fresh)
+            indexed = self._write(self.store.files(), [], {}, progress, building=True)
+            (fresh / "version.json").write_text(json.dumps(ts.version()))
+            self.close()
+            swap_in(fresh, self.dir)
+        except BaseException:
+            self.close()
+            shutil.rmtree(fresh, ignore_errors=True)
+            raise
+        finally:
+            self._heartbeat = _nothing
+        return indexed
 
 
 def _looks_like_damage(exc: BaseException) -> bool:

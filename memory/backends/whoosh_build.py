@@ -20,8 +20,11 @@ small to repay starting the workers, one writer in this process builds the index
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import threading
+import traceback
 from typing import Any
 
 PARALLEL_MIN_NOTES = 32  # below this, starting worker processes costs more than it saves
@@ -61,14 +64,90 @@ class ParallelBuildFailed(Exception):
     """A worker of a parallel build died or its segment is missing; build in one process."""
 
 
-def open_writer(ix: Any, procs: int = 1) -> Any:
-    """A writer for ``ix``: the guarded multiprocessing one (a segment per worker) when
-    ``procs`` > 1, else the ordinary one waiting up to WRITER_TIMEOUT for the lock."""
+def open_writer(ix: Any, procs: int = 1, heartbeat: str | None = None) -> Any:
+    """A writer for ``ix``: the guarded multiprocessing one (a segment per worker, each
+    touching ``heartbeat``, the build lock's file, as it works) when ``procs`` > 1, else the
+    ordinary one waiting up to WRITER_TIMEOUT for the lock."""
     if procs > 1:
         from .whoosh_workers import GuardedMpWriter  # multiprocessing: only for a build
 
-        return GuardedMpWriter(ix, procs=procs, multisegment=True)
+        return GuardedMpWriter(ix, heartbeat=heartbeat, procs=procs, multisegment=True)
     return ix.writer(timeout=WRITER_TIMEOUT, delay=0.01)
+
+
+def abandon(writer: Any) -> None:
+    """Cancel ``writer`` whatever state a failure left it in. Whoosh's own cancel closes the
+    segment's files first and releases the write lock last, so a close that fails again (a
+    full disk flushing its buffers) would keep the lock held by this process for good, and
+    every later write here would wait for it. Here the lock is released, the unfinished
+    segment's files and the temporary folder are deleted, whatever fails on the way."""
+    with contextlib.suppress(Exception):
+        writer.cancel()
+    for part in ("perdocwriter", "fieldwriter", "pool"):
+        _close_files(getattr(writer, part, None))
+    searcher = getattr(writer, "_searcher", None)
+    if searcher is not None:
+        with contextlib.suppress(Exception):
+            searcher._orig_close()
+        writer._searcher = None
+    lock = getattr(writer, "writelock", None)
+    if lock is not None and getattr(lock, "fd", None) is not None:
+        try:
+            lock.release()
+        except Exception:
+            with contextlib.suppress(OSError):
+                os.close(lock.fd)
+            lock.fd = None
+    with contextlib.suppress(Exception):
+        writer._tempstorage.destroy()
+    with contextlib.suppress(Exception):
+        _delete_unfinished_segment(writer)
+    writer.is_closed = True
+
+
+def drop_frames(exc: BaseException) -> None:
+    """Close the files left open in the frames ``exc`` was raised through (say, a table of
+    contents Whoosh failed to write on a full disk), then clear those frames: the files are
+    closed now and quietly, not complained about on stderr by the garbage collector later."""
+    trace = exc.__traceback__
+    while trace is not None:
+        _close_files(list(trace.tb_frame.f_locals.values()), depth=3)
+        trace = trace.tb_next
+    traceback.clear_frames(exc.__traceback__)
+
+
+def _close_files(root: Any, depth: int = 4) -> None:
+    """Close the files a failed writer part still holds open (a close that failed to flush
+    on a full disk closes the file anyway), so that none is left for the garbage collector
+    to complain about."""
+    seen: set[int] = set()
+    pending = [(root, depth)]
+    while pending:
+        obj, left = pending.pop()
+        if obj is None or id(obj) in seen or left < 0:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, io.IOBase):
+            with contextlib.suppress(Exception):
+                obj.close()
+            continue
+        if isinstance(obj, list | tuple):
+            pending += [(item, left - 1) for item in obj]
+        elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+            pending += [(value, left - 1) for value in vars(obj).values()]
+
+
+def _delete_unfinished_segment(writer: Any) -> None:
+    """The files of the segment ``writer`` was writing, unless its commit got as far as the
+    table of contents (then they are the index's)."""
+    from whoosh.index import TOC
+
+    storage = writer.storage
+    if storage.file_exists(TOC._filename(writer.indexname, writer.generation)):
+        return
+    for name in writer.newsegment.list_files(storage):
+        with contextlib.suppress(OSError):
+            storage.delete_file(name)
 
 
 # -- keeping commits quick ---------------------------------------------------------------
@@ -118,9 +197,13 @@ def tidy(ix: Any) -> int:
     nothing was written). It does not wait for the write lock: a busy index raises Whoosh's
     LockError at once, and is left for the next tidy (a watcher must not stall on it)."""
     writer = ix.writer()
-    merged = len(small_segments(list(writer.segments)))
-    if merged < 2:
-        writer.cancel()
-        return 0
-    writer.commit(mergetype=merge_small)
+    try:
+        merged = len(small_segments(list(writer.segments)))
+        if merged < 2:
+            writer.cancel()
+            return 0
+        writer.commit(mergetype=merge_small)
+    except BaseException:
+        abandon(writer)
+        raise
     return merged

@@ -6,13 +6,43 @@ import the index on every call, do not import ``multiprocessing``.
 
 from __future__ import annotations
 
+import os
 import queue
+import sys
 from typing import Any
 
 from whoosh.multiproc import MpWriter, SubWriterTask
 from whoosh.writing import SegmentWriter
 
+from .locks import close_inherited_locks, die_with_parent, touch
 from .whoosh_build import ParallelBuildFailed
+
+
+class _GuardedTask(SubWriterTask):  # type: ignore[misc]
+    """A worker that dies with the process that forked it (a build killed with SIGKILL must
+    not leave workers holding the build lock or writing into a folder being deleted), holds
+    no copy of the parent's build lock, and touches the lock file as it works (progress, for
+    a waiter: memory.backends.locks). A failure is one line on stderr, not a traceback; the
+    parent notices the missing segment and builds again in one process."""
+
+    def __init__(self, *args: Any, parent: int, heartbeat: str | None) -> None:
+        super().__init__(*args)
+        self.parent, self.heartbeat = parent, heartbeat
+
+    def run(self) -> None:
+        die_with_parent(self.parent)
+        close_inherited_locks()
+        try:
+            super().run()
+        except BaseException as exc:  # this process only; the parent handles the rest
+            sys.stderr.write(f"notes: an index worker stopped ({type(exc).__name__}: {exc})\n")
+            sys.stderr.flush()
+            os._exit(1)
+
+    def _process_file(self, filename: str, doc_count: int) -> None:
+        super()._process_file(filename, doc_count)
+        if self.heartbeat:
+            touch(self.heartbeat)
 
 
 class _Handover:
@@ -35,18 +65,21 @@ class _Handover:
 
 class GuardedMpWriter(MpWriter):  # type: ignore[misc]
     """Whoosh's multiprocessing writer, with its workers as daemons (an aborted build cannot
-    keep this process waiting for them at exit), a cancel that stops them (Whoosh's only sets
-    a flag in this process's copy of each), a hand-over that notices dead workers, and its
-    queues closed at the end (their feeder threads would otherwise outlive the build)."""
+    keep this process waiting for them at exit) that die with it (`_GuardedTask`), a cancel
+    that stops them (Whoosh's only sets a flag in this process's copy of each), a hand-over
+    that notices dead workers, and its queues closed at the end (their feeder threads would
+    otherwise outlive the build)."""
 
-    def __init__(self, ix: Any, **kwargs: Any) -> None:
+    def __init__(self, ix: Any, heartbeat: str | None = None, **kwargs: Any) -> None:
         super().__init__(ix, **kwargs)
         self._jobs: Any = self.__dict__["jobqueue"]
         self.jobqueue: Any = _Handover(self._jobs, self.tasks)
+        self.heartbeat = heartbeat  # the build lock's file, touched by the workers
 
     def _new_task(self) -> SubWriterTask:
-        task = SubWriterTask(self.storage, self.indexname, self._jobs, self.resultqueue,
-                             self.subargs, self.multisegment)
+        task = _GuardedTask(self.storage, self.indexname, self._jobs, self.resultqueue,
+                            self.subargs, self.multisegment, parent=os.getpid(),
+                            heartbeat=self.heartbeat)
         task.daemon = True
         self.tasks.append(task)
         task.start()

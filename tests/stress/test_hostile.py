@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from mcp_server import create_server
 from memory import InvalidArgument, InvalidNoteId, Notes, NotesError, load_config
+from memory.note import MAX_SECTIONS
 from stress.helpers import NOTES_BIN, Figures
 
 HOSTILE_IDS = [
@@ -113,7 +114,7 @@ def _hostile_notes(root: Path) -> dict[str, str]:
         (root / name).write_text(text)
     (root / "bad-utf8.md").write_bytes(b"---\ntitle: Bad\n---\n# Bad\n\n## Current state\n"
                                        b"- \xff\xfe\xc3\x28 pepino\n")
-    return {"alias-bomb.md": "front-matter-too-large", "headings.md": "",
+    return {"alias-bomb.md": "front-matter-too-large", "headings.md": "too-many-sections",
             "long-line.md": "too-large", "deep.md": "too-large", "bad-utf8.md": "not-utf8"}
 
 
@@ -140,7 +141,8 @@ def test_hostile_notes_in_bounded_time_and_memory(store_dir: Path, figures: Figu
                 "index built on the way)", f"{elapsed:.1f} s, peak {peak_mb:.0f} MB")
     figures.add("each reported with its file", ", ".join(f"{n} ({c})" for n, c in
                                                         expected.items() if c))
-    figures.add("the 10,000-heading note", "indexed whole (10,000 entries)")
+    figures.add("the 10,000-heading note", f"its first {MAX_SECTIONS:,} sections indexed, "
+                "the rest reported (too-many-sections)")
     figures.add("the other notes", "still indexed: `suggest` answers as before")
 
 

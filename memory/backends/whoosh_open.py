@@ -1,0 +1,66 @@
+"""Opening a Whoosh index safely: segment names from the OS's randomness, segment files read
+in place, a retry for the table-of-contents race, a probe, and what counts as damage.
+
+Importing this module installs both patches; :mod:`memory.index` imports it."""
+
+from __future__ import annotations
+
+import secrets
+import string
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from whoosh import index as whoosh_index
+from whoosh.codec import base as _codec_base
+
+from . import whoosh_files
+
+_SEGMENT_ALPHABET = string.ascii_lowercase + string.digits
+
+
+def _os_random_segment_id(cls: type, size: int = 16) -> str:
+    return "".join(secrets.choice(_SEGMENT_ALPHABET) for _ in range(size))
+
+
+# Whoosh names new segments with the global `random` module. Two processes forked from one
+# parent (or a test framework that reseeds `random`) then pick the same name and a commit
+# fails. Segment names come from the OS's randomness instead.
+_codec_base.Segment._random_id = classmethod(_os_random_segment_id)
+whoosh_files.install()  # segment files are read in place, not copied (backends/whoosh_files)
+
+
+T = TypeVar("T")
+
+
+def retrying(fn: Callable[[], T], attempts: int = 5) -> T:
+    """``fn()``, again when a commit in another process removed the table of contents it
+    was reading (Whoosh lists the generations, then opens the newest): a race, not damage."""
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except FileNotFoundError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def probe(folder: Path) -> None:
+    ix = whoosh_index.open_dir(str(folder))
+    try:
+        with ix.searcher() as searcher:
+            searcher.doc_count()
+    finally:
+        ix.close()
+
+
+def note_documents_of(ix: Any) -> dict[str, dict[str, Any]]:
+    with ix.searcher() as searcher:
+        return {d["note_id"]: d for d in searcher.documents(kind="note")}
+
+
+def looks_like_damage(exc: Exception) -> bool:
+    return isinstance(exc, OSError | EOFError | ValueError | KeyError | AssertionError) or \
+        type(exc).__module__.startswith("whoosh")

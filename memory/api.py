@@ -25,6 +25,7 @@ from .errors import (
     NoteExists,
     NoteFormatError,
     NoteNotFound,
+    NotesError,
     StorageError,
 )
 from .index import Notify, Progress, RefreshReport
@@ -252,9 +253,10 @@ class Notes:
         try:
             self.index.update_notes([note_id])
         except Exception as exc:  # the note is safe on disk; the index is derived
-            message = (f"the note is written, but the index could not be updated "
-                       f"({type(exc).__name__}: {excerpt(str(exc), 160)}); searches will "
-                       "catch up once the index can be written")
+            why = str(exc) if isinstance(exc, NotesError) else \
+                f"{type(exc).__name__}: {str(exc)[:200]}"
+            message = (f"the note is written, but the index could not be updated ({why}); "
+                       "searches will catch up once the index can be written")
             self.index.notify(f"notes: {message}")
             return (message,)
         return ()

@@ -113,6 +113,9 @@ class Ladder:
         try:
             self.index.refresh()
         except IndexUnavailable as exc:
+            built = self.index.dir.is_dir() and any(self.index.dir.iterdir())
+            if not built:
+                raise
             if not self._stale_noted:
                 self._stale_noted = True
                 self.index.notify(f"notes: {exc}; answering from the index as it is")

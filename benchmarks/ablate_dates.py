@@ -3,9 +3,10 @@
 Usage: .venv/bin/python benchmarks/ablate_dates.py BENCH
 
 Runs `ladder@1` and `recall@1000` twice on the bench, with the date weights of
-`memory.section_scores` and `memory.recall` at zero and at their values, and prints the hit
-rate and mean tokens over the questions where `memory.timeexpr.find_ranges` finds an
-expression (resolved at the question's date). Everything else is the same code.
+`memory.retrieval.section_scores` and `memory.retrieval.recall` at zero and at their values,
+and prints the hit rate and mean tokens over the questions where
+`memory.model.timeexpr.find_ranges` finds an expression (resolved at the question's date).
+Everything else is the same code.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import json
 import sys
 from pathlib import Path
 
-import memory.recall as recall_module
-import memory.section_scores as section_scores
+import memory.retrieval.recall as recall_module
+import memory.retrieval.section_scores as section_scores
 from memory.bench.run import run_bench
-from memory.timeexpr import find_ranges
+from memory.model.timeexpr import find_ranges
 
 POLICIES = ["ladder@1", "recall@1000"]
 

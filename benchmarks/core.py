@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from memory import Notes, load_config  # noqa: E402
 from memory.analysis import query_terms  # noqa: E402
-from memory.store import Store  # noqa: E402
+from memory.state.store import Store  # noqa: E402
 
 NOTES_BIN = Path(sys.executable).parent / "notes"
 

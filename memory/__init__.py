@@ -5,9 +5,9 @@ the ladder (``suggest``, ``section_map``, ``read_section``) and the writes (``cr
 ``write_state``, ``append_history``).
 """
 
-from .api import Notes
-from .config import Config, load_config
-from .errors import (
+from memory.api import Notes
+from memory.config import Config, load_config
+from memory.errors import (
     AmbiguousSection,
     ConfigError,
     IndexUnavailable,
@@ -19,9 +19,9 @@ from .errors import (
     NotesError,
     SectionNotFound,
 )
-from .ladder import MapRow, SectionMap, SectionText, SuggestHit, Suggestions
-from .note import Note, Section, parse_note
-from .results import NoteSummary, WriteResult
+from memory.model.note import Note, Section, parse_note
+from memory.model.results import NoteSummary, WriteResult
+from memory.retrieval.ladder import MapRow, SectionMap, SectionText, SuggestHit, Suggestions
 
 __all__ = [
     "AmbiguousSection", "Config", "ConfigError", "IndexUnavailable", "InvalidArgument",

@@ -1,5 +1,5 @@
 """``python -m memory`` runs the `notes` command line."""
 
-from .cli import main
+from memory.fronts.cli import main
 
 main()

@@ -29,7 +29,7 @@ from whoosh.analysis import (
 from whoosh.lang import stopwords_for_language
 from whoosh.support.charset import accent_map
 
-from .text import fold
+from memory.model.text import fold
 
 ANALYZER_VERSION = 4
 KEEP_WORDS = frozenset({"estado", "estados"})

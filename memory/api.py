@@ -14,12 +14,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import render
-from .backends.base import SearchIndex, make_index
-from .check import FileProblem, check_store
-from .config import Config
-from .edit import new_note_text, with_entry, with_state
-from .errors import (
+from memory.backends.base import SearchIndex, make_index
+from memory.config import Config
+from memory.errors import (
     EmptyInput,
     NoteBusy,
     NoteExists,
@@ -28,18 +25,21 @@ from .errors import (
     NotesError,
     StorageError,
 )
-from .index import Notify, Progress, RefreshReport
-from .integrity import HistoryGuard, Repair
-from .ladder import Ladder, SectionMap, SectionText, Suggestions
-from .ledger import Ledger
-from .note import Note, parse_note
-from .recall import Recalled, recall
-from .results import NoteSummary, WriteResult
-from .safe_files import FileChanged, Snapshot, create_new, open_for_writing_elsewhere
-from .store import LoadedNote, Store, missing_note_message, validate_note_id
-from .text import excerpt
-from .tokens import CHARS_PER_TOKEN, TokenCounter
-from .usage import UsageLog
+from memory.index import Notify, Progress, RefreshReport
+from memory.model.edit import new_note_text, with_entry, with_state
+from memory.model.note import Note, parse_note
+from memory.model.results import NoteSummary, WriteResult
+from memory.model.text import excerpt
+from memory.retrieval import answers
+from memory.retrieval.ladder import Ladder, SectionMap, SectionText, Suggestions
+from memory.retrieval.recall import Recalled
+from memory.state.check import FileProblem, check_store
+from memory.state.integrity import HistoryGuard, Repair
+from memory.state.ledger import Ledger
+from memory.state.safe_files import FileChanged, Snapshot, create_new, open_for_writing_elsewhere
+from memory.state.store import LoadedNote, Store, missing_note_message, validate_note_id
+from memory.state.tokens import CHARS_PER_TOKEN, TokenCounter
+from memory.state.usage import UsageLog
 
 PRIOR_WINDOW_S = 30 * 60  # how far back the session prior looks
 DEFAULT_RECALL_BUDGET = 1500
@@ -80,7 +80,7 @@ class Notes:
     def suggest(self, query: str, limit: int = 5, context: str | None = None,
                 session: str | None = None) -> Suggestions:
         result = self.ladder.suggest(query, limit, context, prior=self.session_prior(session))
-        self._log(session, "suggest", query=query, tokens=render.suggestions(result),
+        self._log(session, "suggest", query=query, tokens=answers.suggestions(result),
                   ranked=tuple(h.note for h in result.hits))
         return result
 
@@ -100,7 +100,7 @@ class Notes:
                     session: str | None = None, today: dt.date | None = None) -> SectionMap:
         result = self.ladder.section_map(note, query, today)
         self._log(session, "section_map", query=query or "", note=result.note,
-                  tokens=render.section_map(result))
+                  tokens=answers.section_map(result))
         return result
 
     def read_section(self, note: str, section: str | None = None,
@@ -117,10 +117,10 @@ class Notes:
     def recall(self, query: str, budget: int = DEFAULT_RECALL_BUDGET,
                context: str | None = None, session: str | None = None,
                today: dt.date | None = None) -> Recalled:
-        """The best evidence within ``budget`` tokens (:mod:`memory.recall`); every section
-        it shows counts as read by this session."""
-        result = recall(self.ladder, query, budget, context, today,
-                        prior=self.session_prior(session))
+        """The best evidence within ``budget`` tokens (:mod:`memory.retrieval.recall`); every
+        section it shows counts as read by this session."""
+        result = self.ladder.recall(query, budget, context, today,
+                                    prior=self.session_prior(session))
         self._log(session, "recall", query=query, tokens=result.tokens,
                   ranked=tuple(dict.fromkeys(g.note for g in result.groups)))
         for group in result.groups:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import ConfigError
+from memory.errors import ConfigError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 EXAMPLE_STORE = PACKAGE_DIR.parent / "notes_example"

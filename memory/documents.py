@@ -13,10 +13,10 @@ from typing import Any
 
 from whoosh import fields
 
-from .analysis import exact_analyzer, stem_analyzer
-from .note import Note, Section
-from .store import LoadedNote
-from .tokens import TokenCounter
+from memory.analysis import exact_analyzer, stem_analyzer
+from memory.model.note import Note, Section
+from memory.state.store import LoadedNote
+from memory.state.tokens import TokenCounter
 
 SCHEMA_VERSION = 6  # 6: a note without a state indexes its top part as one
 

@@ -26,11 +26,11 @@ from typing import Any
 from whoosh import index as whoosh_index
 from whoosh.writing import LockError
 
-from .analysis import ANALYZER_VERSION
-from .backends.failures import build_failed, busy, write_failed
-from .backends.locks import HolderLock, remove_leftovers, swap_in
-from .backends.scan import changed_files
-from .backends.whoosh_build import (
+from memory.analysis import ANALYZER_VERSION
+from memory.backends.failures import build_failed, busy, write_failed
+from memory.backends.locks import HolderLock, remove_leftovers, swap_in
+from memory.backends.scan import changed_files
+from memory.backends.whoosh_build import (
     WRITER_TIMEOUT,
     ParallelBuildFailed,
     abandon,
@@ -40,13 +40,13 @@ from .backends.whoosh_build import (
     open_writer,
     tidy,
 )
-from .backends.whoosh_open import looks_like_damage, note_documents_of, probe, retrying
-from .backends.whoosh_searcher import SharedSearcher
-from .documents import SCHEMA_VERSION, build_schema, doc_digest, note_documents
-from .errors import IndexUnavailable
-from .search import weighting
-from .store import LoadedNote, NoteFile, Store
-from .tokens import TokenCounter
+from memory.backends.whoosh_open import looks_like_damage, note_documents_of, probe, retrying
+from memory.backends.whoosh_searcher import SharedSearcher
+from memory.documents import SCHEMA_VERSION, build_schema, doc_digest, note_documents
+from memory.errors import IndexUnavailable
+from memory.search import weighting
+from memory.state.store import LoadedNote, NoteFile, Store
+from memory.state.tokens import TokenCounter
 
 Progress = Callable[[int, int], None]
 Observer = Callable[[list[LoadedNote]], None]

@@ -14,9 +14,9 @@ from typing import Any, Protocol, runtime_checkable
 from whoosh.query import And, Or, Query, Term
 from whoosh.scoring import BM25F
 
-from .analysis import query_terms
-from .documents import FIELD_KIND, KIND_FIELDS, STEM_FIELD
-from .errors import InvalidArgument
+from memory.analysis import query_terms
+from memory.documents import FIELD_KIND, KIND_FIELDS, STEM_FIELD
+from memory.errors import InvalidArgument
 
 MAX_QUERY_CHARS = 4000
 MAX_QUERY_WORDS = 64

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from memory import load_config
 from memory.backends.scan import note_stats
-from memory.store import Store
+from memory.state.store import Store
 
 
 def test_same_files_as_the_store(store_dir: Path, tmp_path: Path) -> None:

@@ -23,9 +23,9 @@ import pytest
 
 from memory.analysis import stop_words
 from memory.bench.questions import Question, read_questions
-from memory.note import Note, parse_note
-from memory.text import fold
-from memory.timeexpr import find_ranges
+from memory.model.note import Note, parse_note
+from memory.model.text import fold
+from memory.model.timeexpr import find_ranges
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "notes_example"

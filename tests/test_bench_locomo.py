@@ -18,7 +18,7 @@ from memory.bench.locomo import (
     questions_of,
 )
 from memory.bench.questions import BenchError, read_questions
-from memory.note import parse_note
+from memory.model.note import parse_note
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 LOCOMO = SHARED / "bench" / "locomo" / "locomo10.json"

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from memory import Notes, load_config, render
+from memory import Notes, load_config
 from memory.bench.policies import POLICIES, Reading, route
 from memory.bench.reader import Paragraph
 from memory.bench.report import wilson, write_report
 from memory.bench.run import RunResult, run_bench
-from memory.recall import fill, gather
+from memory.fronts import render
+from memory.retrieval.recall import fill, gather
 from memory.search import parse_query, search
 
 NOTES = {

@@ -15,7 +15,7 @@ from memory import Notes, load_config, render
 from memory.bench.mining import MiningCounts, Vocabulary, content_lines, transcripts_to_bench
 from memory.bench.questions import read_questions
 from memory.bench.transcripts import prompt_text, read_transcript, transcript_files
-from memory.store import Store
+from memory.state.store import Store
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 TRANSCRIPTS = SHARED / "bench" / "transcripts"

@@ -13,9 +13,9 @@ from fastmcp import Client
 from fastmcp.exceptions import ToolError
 
 from conftest import NOTES_BIN, RunCli
-from mcp_server import create_server
 from memory import Notes, load_config
-from memory.note import parse_note
+from memory.fronts.mcp.server import create_server
+from memory.model.note import parse_note
 
 NOTE = "infra/redis"
 CJK_ID = "記" * 100  # 300 bytes in UTF-8: over the file-name limit, under 200 characters
@@ -104,7 +104,7 @@ def test_writes_to_a_crlf_note_keep_crlf(notes: Notes) -> None:
 def test_the_state_folder_is_never_taken_for_notes(tmp_path: Path, store_dir: Path) -> None:
     """A state folder inside the notes folder (NOTES_STATE_DIR, not hidden) holds Markdown
     of its own (what a restore took out): it is not indexed, and the watcher ignores it."""
-    from memory.watch import Debouncer
+    from memory.state.watch import Debouncer
 
     state = store_dir / "state"
     notes = Notes(load_config(store_dir, state), notify=lambda _: None)

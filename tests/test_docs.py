@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import memory
-from memory.cli import cli
+from memory.fronts.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 

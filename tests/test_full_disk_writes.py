@@ -18,7 +18,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from conftest import ROOT, RunCli
-from memory.note import parse_note
+from memory.model.note import parse_note
 from reliability import Figures
 
 NOTE = "infra/redis"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from memory import InvalidArgument, Notes, load_config
-from memory.note import parse_note
+from memory.model.note import parse_note
 
 NOTES = ["a", "team/b"]
 _text = st.text(st.characters(blacklist_categories=["Cs", "Cc"]), max_size=60)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import NOTES_BIN
-from memory.hook import MAX_NOTES, MAX_TOKENS, recent_messages
-from memory.tokens import count_exact
+from memory.services.hook import MAX_NOTES, MAX_TOKENS, recent_messages
+from memory.state.tokens import count_exact
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 TRANSCRIPTS = sorted((SHARED / "bench" / "transcripts").rglob("*.jsonl"))

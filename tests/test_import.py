@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import NOTES_BIN
-from memory.compose import keeps_every_line
-from memory.importer import claude_project_slug
-from memory.note import parse_note
+from memory.model.compose import keeps_every_line
+from memory.model.note import parse_note
+from memory.services.importer import claude_project_slug
 
 MEMORY_INDEX = """# Memory index
 

@@ -258,7 +258,7 @@ def test_damage_under_the_cached_searcher_rebuilds_once(store_dir: Path) -> None
 
 def test_a_watcher_callback_that_fails_is_reported_and_watching_goes_on(
         tmp_path: Path) -> None:
-    from memory.watch import Debouncer
+    from memory.state.watch import Debouncer
 
     calls: list[list[Path]] = []
     errors: list[Exception] = []

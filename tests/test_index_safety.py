@@ -32,7 +32,7 @@ from conftest import NOTES_BIN
 from memory import Notes, load_config
 from memory.backends import whoosh_build
 from memory.errors import IndexUnavailable
-from memory.note import MAX_SECTIONS
+from memory.model.note import MAX_SECTIONS
 
 HAS_TANTIVY = importlib.util.find_spec("tantivy") is not None
 needs_fork = pytest.mark.skipif(not whoosh_build.parallel_safe(),

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import RunCli
 from memory import Notes
-from memory.note import parse_note
+from memory.model.note import parse_note
 from reliability import Figures
 
 NOTE = "infra/redis"
@@ -177,7 +177,7 @@ def test_a_ledger_from_before_the_order_was_recorded_still_works(store_dir: Path
     db.execute("CREATE TABLE entries (note TEXT NOT NULL, entry TEXT NOT NULL, hash TEXT NOT "
                "NULL, text TEXT NOT NULL, date TEXT NOT NULL DEFAULT '', seen REAL NOT NULL, "
                "PRIMARY KEY (note, entry))")
-    from memory.history_records import entry_hash, normalized
+    from memory.state.history_records import entry_hash, normalized
 
     note = parse_note((store_dir / f"{NOTE}.md").read_text())
     db.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, 0)",

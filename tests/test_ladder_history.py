@@ -11,11 +11,11 @@ import pytest
 from fastmcp import Client
 
 from conftest import RunCli
-from mcp_server import create_server
 from memory import load_config
 from memory.api import Notes
 from memory.errors import InvalidArgument, SectionNotFound
-from memory.recall import recall
+from memory.fronts.mcp.server import create_server
+from memory.retrieval.recall import recall
 
 ASKED = dt.date(2026, 11, 30)
 LONG_LINES = "\n\n".join(
@@ -192,9 +192,9 @@ def test_cli_reads_blocks_and_dates(run_cli: RunCli, store: Path) -> None:
 
 
 def test_a_when_question_prefers_the_lines_that_carry_a_time() -> None:
-    from memory.note import parse_note
-    from memory.section_scores import WHEN_BOOST, Evidence, when_boosted
-    from memory.timeexpr import asks_when, mentions_time
+    from memory.model.note import parse_note
+    from memory.model.timeexpr import asks_when, mentions_time
+    from memory.retrieval.section_scores import WHEN_BOOST, Evidence, when_boosted
 
     assert asks_when("When did Maria's grandmother pass away?")
     assert asks_when("¿Cuándo ensayamos el failover?") and not asks_when("¿Qué es PgBouncer?")

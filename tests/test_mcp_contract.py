@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from conftest import NOTES_BIN
-from mcp_server import catalog, create_server, measure_costs, over_budget
 from memory import load_config
+from memory.fronts.mcp.server import catalog, create_server, measure_costs, over_budget
 
-BUDGET = json.loads((Path(__file__).resolve().parent.parent / "memory" / "tool_budget.json")
+BUDGET = json.loads((Path(__file__).resolve().parent.parent / "memory" / "fronts" / "mcp" / "tool_budget.json")
                     .read_text())
 READ_ONLY = (True, None, None)  # the other hints only apply to tools that write
 EXPECTED = {

@@ -17,9 +17,9 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from conftest import ROOT
-from mcp_server import create_server
 from memory import Notes, load_config
-from memory.ladder import Suggestions
+from memory.fronts.mcp.server import create_server
+from memory.retrieval.ladder import Suggestions
 
 
 @pytest.fixture

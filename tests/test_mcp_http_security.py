@@ -16,7 +16,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from conftest import ROOT, RunCli
-from memory.http_guard import host_allowed, origin_allowed
+from memory.fronts.mcp.http_guard import host_allowed, origin_allowed
 from stress.http_server import McpHttp, Server, free_port, http_server, initialize, sse_json
 
 NOTE = "infra/redis"

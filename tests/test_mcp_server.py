@@ -9,8 +9,8 @@ import pytest
 from fastmcp import Client
 from fastmcp.exceptions import ToolError
 
-from mcp_server import create_server
 from memory import load_config
+from memory.fronts.mcp.server import create_server
 
 
 @pytest.fixture

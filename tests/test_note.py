@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.edit import with_entry, with_state
-from memory.note import parse_note
+from memory.model.edit import with_entry, with_state
+from memory.model.note import parse_note
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "notes_example"
 EXAMPLE_FILES = sorted(EXAMPLE.rglob("*.md"))

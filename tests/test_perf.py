@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.perf.generator import TOKENS_PER_NOTE, generate_store, load_queries
+from benchmarks.perf.report import KEEP_MARKER
 from conftest import NOTES_BIN
-from memory.note import parse_note
-from memory.perf.generator import TOKENS_PER_NOTE, generate_store, load_queries
-from memory.perf.report import KEEP_MARKER
-from memory.tokens import count_exact
+from memory.model.note import parse_note
+from memory.state.tokens import count_exact
 
 SCALE = 0.05  # 11 notes, about 50,000 tokens
 
@@ -123,7 +123,7 @@ def test_a_process_that_ignores_sigterm_is_killed_not_waited_on_forever() -> Non
     import sys
     import time
 
-    from memory.perf.measure import stop_process
+    from benchmarks.perf.measure import stop_process
 
     ignore = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); " \
              "print('ready', flush=True); time.sleep(60)"

@@ -15,10 +15,10 @@ import pytest
 
 from conftest import NOTES_BIN, RunCli
 from memory import Notes, load_config
-from memory.note import parse_note
-from memory.promote import apply_promotion, build_report
-from memory.promote_report import markdown
-from memory.usage import DAY_S
+from memory.model.note import parse_note
+from memory.services.promote import apply_promotion, build_report
+from memory.services.promote_report import markdown
+from memory.state.usage import DAY_S
 
 NOTE = "howto/deploy-production"
 

@@ -15,10 +15,10 @@ from fastmcp import Client
 from fastmcp.exceptions import ToolError
 
 from conftest import RunCli
-from mcp_server import create_server
 from memory import InvalidArgument, Notes, load_config
 from memory.errors import NoteBusy, NoteFormatError, NoteLostContent
-from memory.note import parse_note
+from memory.fronts.mcp.server import create_server
+from memory.model.note import parse_note
 from reliability import Figures
 
 
@@ -230,7 +230,7 @@ def test_promote_apply_holds_the_lock_from_read_to_write(notes: Notes,
     promote wrote its stale copy over it."""
     import threading
 
-    from memory import promote
+    from memory.services import promote
 
     entry = parse_note(notes.store.path_for("infra/redis").read_text()).entries[0]
     real = promote._promoted_line
@@ -263,7 +263,7 @@ def test_promote_apply_holds_the_lock_from_read_to_write(notes: Notes,
 
 
 def test_promote_apply_keeps_a_state_written_between_its_read_and_write(notes: Notes) -> None:
-    from memory import promote
+    from memory.services import promote
 
     entry = parse_note(notes.store.path_for("infra/redis").read_text()).entries[0]
     original = notes.store.replace_if_unchanged
@@ -316,7 +316,7 @@ def test_a_save_landing_between_the_check_and_the_exchange_is_put_back(
     The last window: the editor's rename lands after the tool's final check. The tool
     exchanges its file in, finds the one it took out is not the one it read, swaps the
     editor's save back and writes again on top of it."""
-    from memory import safe_files
+    from memory.state import safe_files
 
     notes.create_note("h", "H")
     notes.append_history("h", "first", "one", "2026-11-01")

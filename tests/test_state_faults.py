@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import NOTES_BIN, RunCli
-from memory.tokens import TokenCounter, count_exact
+from memory.state.tokens import TokenCounter, count_exact
 
 LADDER = [("suggest", "redis eviction"), ("map", "infra/redis"),
           ("read", "infra/redis", "state"), ("recall", "redis eviction", "--budget", "300")]

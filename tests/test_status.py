@@ -12,7 +12,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from conftest import NOTES_BIN
-from memory.tokens import count_exact
+from memory.state.tokens import count_exact
 
 
 def notes(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory import InvalidArgument, InvalidNoteId, NoteNotFound, Notes, load_config
-from memory.note import parse_note
-from memory.store import validate_note_id
+from memory.model.note import parse_note
+from memory.state.store import validate_note_id
 
 HOSTILE_IDS = [
     "../outside", "../../etc/passwd", "a/../../b", "/etc/passwd", "C:\\Windows\\x", "a\\b",

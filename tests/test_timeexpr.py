@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.timeexpr import find_ranges, parse_date_ref
+from memory.model.timeexpr import find_ranges, parse_date_ref
 
 BASE = dt.date(2026, 11, 30)  # a Monday
 CASES = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from memory.tokens import TokenCounter, count_exact
+from memory.state.tokens import TokenCounter, count_exact
 
 TEXT = "## Current state\n- Redis evicts with allkeys-lru since the 2026 incident.\n"
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from conftest import EXAMPLE
 from memory.documents import section_tokens
-from memory.note import parse_note
-from memory.tokens import TokenCounter, count_exact
+from memory.model.note import parse_note
+from memory.state.tokens import TokenCounter, count_exact
 
 # Line breaks, spaces of several kinds, '#', punctuation, letters, digits and an apostrophe:
 # what the cl100k pre-tokenizer treats differently.

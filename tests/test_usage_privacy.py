@@ -17,9 +17,9 @@ from conftest import RunCli
 from memory import Notes, load_config
 from memory.config import Config
 from memory.errors import ConfigError
-from memory.promote import build_report
-from memory.promote_report import markdown
-from memory.usage import DAY_S, UsageLog
+from memory.services.promote import build_report
+from memory.services.promote_report import markdown
+from memory.state.usage import DAY_S, UsageLog
 
 NOTE = "howto/deploy-production"
 ENTRY = "2026-06-22"

@@ -21,8 +21,8 @@ from mcp.client.stdio import stdio_client
 
 from conftest import ROOT, RunCli
 from memory import Notes, load_config
-from memory.promote import build_report
-from memory.usage import MAX_QUERY_CHARS, UsageLog
+from memory.services.promote import build_report
+from memory.state.usage import MAX_QUERY_CHARS, UsageLog
 
 NOTE = "howto/deploy-production"
 ENTRY = "2026-06-22"  # the rollback entry's date prefix

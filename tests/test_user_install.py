@@ -14,7 +14,7 @@ from mcp.client.stdio import stdio_client
 from test_bench_policies import write_tiny_bench
 from test_import import MEMORY_INDEX, RELEASE, write
 
-from memory.importer import claude_project_slug
+from memory.services.importer import claude_project_slug
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow

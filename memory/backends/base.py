@@ -7,10 +7,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import ConfigError
-from ..index import NoteIndex, Notify, Observer, Progress, RefreshReport
-from ..store import Store
-from ..tokens import TokenCounter
+from memory.errors import ConfigError
+from memory.index import NoteIndex, Notify, Observer, Progress, RefreshReport
+from memory.state.store import Store
+from memory.state.tokens import TokenCounter
 
 
 class SearchIndex(Protocol):
@@ -48,7 +48,7 @@ def make_index(store: Store, counter: TokenCounter, notify: Notify,
     """The index of the configured backend (``store.config.backend``)."""
     if store.config.backend == "tantivy":
         try:
-            from .tantivy_index import TantivyIndex
+            from memory.backends.tantivy_index import TantivyIndex
         except ImportError as exc:
             raise ConfigError("NOTES_BACKEND=tantivy needs the tantivy package: install the "
                               "extra (pip install 'notes-memory[tantivy]') or unset "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import IndexUnavailable
+from memory.errors import IndexUnavailable
 
 
 def failure_reason(exc: BaseException) -> str:

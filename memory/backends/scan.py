@@ -1,6 +1,6 @@
 """A fast listing of the note files, for the freshness check every read makes.
 
-:meth:`memory.store.Store.files` resolves every path with ``os.path.realpath`` to keep
+:meth:`memory.state.store.Store.files` resolves every path with ``os.path.realpath`` to keep
 symbolic links from leading out of the store, and builds a ``Path`` for each; with 2,200 notes
 that costs about 80 ms, more than a search. :func:`note_stats` finds the same files by the
 same rules (hidden files and folders skipped, folders reached through links not entered, as
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..store import NoteFile
+from memory.state.store import NoteFile
 
 Stat = tuple[str, int, int]  # path, mtime_ns, size
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import tantivy
 
-from . import tantivy_schema as ts
+from memory.backends import tantivy_schema as ts
 
 WRITER_TIMEOUT = 30.0
 WRITER_HEAP = 64_000_000  # bytes per kind; tantivy's floor is 15 MB per thread

@@ -29,18 +29,18 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..documents import note_documents
-from ..errors import IndexUnavailable
-from ..index import Notify, Observer, Progress, RefreshReport
-from ..store import LoadedNote, NoteFile, Store
-from ..tokens import TokenCounter
-from . import tantivy_files as tf
-from . import tantivy_schema as ts
-from .failures import build_failed, busy, write_failed
-from .locks import HolderLock, remove_leftovers, swap_in
-from .scan import changed_files
-from .tantivy_files import IndexBusy, IndexDamaged, LiveFiles
-from .tantivy_search import TantivySearcher
+from memory.backends import tantivy_files as tf
+from memory.backends import tantivy_schema as ts
+from memory.backends.failures import build_failed, busy, write_failed
+from memory.backends.locks import HolderLock, remove_leftovers, swap_in
+from memory.backends.scan import changed_files
+from memory.backends.tantivy_files import IndexBusy, IndexDamaged, LiveFiles
+from memory.backends.tantivy_search import TantivySearcher
+from memory.documents import note_documents
+from memory.errors import IndexUnavailable
+from memory.index import Notify, Observer, Progress, RefreshReport
+from memory.state.store import LoadedNote, NoteFile, Store
+from memory.state.tokens import TokenCounter
 
 BATCH_NOTES = 256
 

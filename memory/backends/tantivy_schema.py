@@ -34,9 +34,9 @@ from typing import Any
 
 import tantivy
 
-from ..analysis import ANALYZER_VERSION, stop_words
-from ..documents import KIND_FIELDS, STEM_FIELD
-from ..documents import SCHEMA_VERSION as DOCUMENTS_VERSION
+from memory.analysis import ANALYZER_VERSION, stop_words
+from memory.documents import KIND_FIELDS, STEM_FIELD
+from memory.documents import SCHEMA_VERSION as DOCUMENTS_VERSION
 
 SCHEMA_VERSION = 1
 KINDS = ("paragraph", "section", "note")  # commit order: the note index last (see index)

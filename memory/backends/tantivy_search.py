@@ -14,9 +14,9 @@ from typing import Any
 
 import tantivy
 
-from ..documents import KIND_FIELDS, STEM_BOOST, STEM_FIELD
-from ..search import ParsedQuery, SearchHit
-from . import tantivy_schema as ts
+from memory.backends import tantivy_schema as ts
+from memory.documents import KIND_FIELDS, STEM_BOOST, STEM_FIELD
+from memory.search import ParsedQuery, SearchHit
 
 Word = tuple[str, list[str], list[str], float]  # word, exact terms, stem terms, weight
 

@@ -69,7 +69,9 @@ def open_writer(ix: Any, procs: int = 1, heartbeat: str | None = None) -> Any:
     touching ``heartbeat``, the build lock's file, as it works) when ``procs`` > 1, else the
     ordinary one waiting up to WRITER_TIMEOUT for the lock."""
     if procs > 1:
-        from .whoosh_workers import GuardedMpWriter  # multiprocessing: only for a build
+        from memory.backends.whoosh_workers import (
+            GuardedMpWriter,  # multiprocessing: only for a build
+        )
 
         return GuardedMpWriter(ix, heartbeat=heartbeat, procs=procs, multisegment=True)
     return ix.writer(timeout=WRITER_TIMEOUT, delay=0.01)

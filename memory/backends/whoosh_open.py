@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from whoosh import index as whoosh_index
 from whoosh.codec import base as _codec_base
 
-from . import whoosh_files
+from memory.backends import whoosh_files
 
 _SEGMENT_ALPHABET = string.ascii_lowercase + string.digits
 

@@ -14,8 +14,8 @@ from typing import Any
 from whoosh.multiproc import MpWriter, SubWriterTask
 from whoosh.writing import SegmentWriter
 
-from .locks import close_inherited_locks, die_with_parent, touch
-from .whoosh_build import ParallelBuildFailed
+from memory.backends.locks import close_inherited_locks, die_with_parent, touch
+from memory.backends.whoosh_build import ParallelBuildFailed
 
 
 class _GuardedTask(SubWriterTask):  # type: ignore[misc]

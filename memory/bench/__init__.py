@@ -7,6 +7,6 @@ A bench is a folder with ``notes/`` (a store) and ``questions.jsonl`` (see
 :mod:`memory.bench.report` writes what they found. See docs/benchmarks.md.
 """
 
-from .questions import BenchError, Question, read_questions
+from memory.bench.questions import BenchError, Question, read_questions
 
 __all__ = ["BenchError", "Question", "read_questions"]

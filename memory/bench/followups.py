@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .questions import Question, one_line
+from memory.bench.questions import Question, one_line
 
 _SUBJECT_BEFORE = frozenset(
     "did do does is are was were has have had will would could can should might may must "

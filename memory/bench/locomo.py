@@ -19,9 +19,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..note import parse_note
-from .followups import FollowUpCounts, follow_ups, speakers_of
-from .questions import BenchError, Question, QuestionWriter, line_set, one_line, prepare_out
+from memory.bench.followups import FollowUpCounts, follow_ups, speakers_of
+from memory.bench.questions import (
+    BenchError,
+    Question,
+    QuestionWriter,
+    line_set,
+    one_line,
+    prepare_out,
+)
+from memory.model.note import parse_note
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",
               5: "adversarial"}

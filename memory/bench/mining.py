@@ -24,12 +24,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..analysis import stop_words
-from ..config import load_config
-from ..store import Store
-from ..text import fold, split_lines
-from .questions import Question, QuestionWriter, prepare_out
-from .transcripts import Transcript, Turn, read_transcript, transcript_files
+from memory.analysis import stop_words
+from memory.bench.questions import Question, QuestionWriter, prepare_out
+from memory.bench.transcripts import Transcript, Turn, read_transcript, transcript_files
+from memory.config import load_config
+from memory.model.text import fold, split_lines
+from memory.state.store import Store
 
 MIN_RECALLED = 3
 MIN_LETTERS = 4

@@ -29,11 +29,11 @@ import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..errors import NotesError
-from ..ladder import SectionMap, Suggestions
-from ..timeexpr import day_of
-from .questions import Question, line_set
-from .reader import BenchReader, Paragraph
+from memory.bench.questions import Question, line_set
+from memory.bench.reader import BenchReader, Paragraph
+from memory.errors import NotesError
+from memory.model.timeexpr import day_of
+from memory.retrieval.ladder import SectionMap, Suggestions
 
 SUGGEST_LIMIT = 4
 FRAGMENT_KS = (5, 10, 20, 40, 80)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..errors import NotesError
-from ..text import split_lines
+from memory.errors import NotesError
+from memory.model.text import split_lines
 
 QUESTIONS_FILE = "questions.jsonl"
 NOTES_FOLDER = "notes"

@@ -1,7 +1,7 @@
 """What a policy can read from a bench's store, with the caches a run needs.
 
-The ladder used here is the real one (:class:`memory.ladder.Ladder`, rendered with
-:mod:`memory.render`); only its plumbing is adapted to a store that does not change during a
+The ladder used here is the real one (:class:`memory.retrieval.ladder.Ladder`, rendered with
+:mod:`memory.fronts.render`); only its plumbing is adapted to a store that does not change during a
 run: parsed notes are kept in a bounded cache instead of being re-read and re-parsed on every
 call, and the index is refreshed once instead of being stat-checked on every call. Answers
 are the same as those of the ladder over the same files.
@@ -18,17 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import render
-from ..api import Notes
-from ..backends.base import SearchIndex, make_index
-from ..config import BACKENDS, Config, load_config
-from ..errors import ConfigError
-from ..index import Progress, RefreshReport
-from ..ladder import Ladder, SectionMap, Suggestions
-from ..recall import fill, gather
-from ..search import parse_query, search
-from ..store import LoadedNote, Store
-from ..text import split_lines
+from memory.api import Notes
+from memory.backends.base import SearchIndex, make_index
+from memory.config import BACKENDS, Config, load_config
+from memory.errors import ConfigError
+from memory.fronts import render
+from memory.index import Progress, RefreshReport
+from memory.model.text import split_lines
+from memory.retrieval.ladder import Ladder, SectionMap, Suggestions
+from memory.retrieval.recall import fill, gather
+from memory.search import parse_query, search
+from memory.state.store import LoadedNote, Store
 
 NOTE_CACHE = 64  # parsed notes kept at once; a bench may hold a thousand notes
 

@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .run import QuestionResult, RunResult
+from memory.bench.run import QuestionResult, RunResult
 
 LIMITS = (
     "Retrieval is lexical (BM25F over words and stems); nothing here uses embeddings or a "

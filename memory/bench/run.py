@@ -16,13 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..api import Notes
-from ..config import BACKENDS
-from ..errors import InvalidArgument, NotesError
-from ..text import split_lines
-from .policies import POLICIES, QuestionPass, Reading, check_policies
-from .questions import Question, bench_paths, read_questions
-from .reader import BenchReader, bench_config
+from memory.api import Notes
+from memory.bench.policies import POLICIES, QuestionPass, Reading, check_policies
+from memory.bench.questions import Question, bench_paths, read_questions
+from memory.bench.reader import BenchReader, bench_config
+from memory.config import BACKENDS
+from memory.errors import InvalidArgument, NotesError
+from memory.model.text import split_lines
 
 Progress = Callable[[int], None]
 _WHERE = {"state": "state", "sub": "state", "history": "history", "entry": "history"}

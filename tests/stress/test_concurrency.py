@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from memory import Notes, load_config
-from memory.note import parse_note
+from memory.model.note import parse_note
 from stress.helpers import NOTES_BIN, Figures, stdio_session, text_of
 
 TARGETS = [f"shared/note-{n}" for n in range(8)]

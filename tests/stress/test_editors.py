@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from memory import Notes, load_config
-from memory.note import parse_note
+from memory.model.note import parse_note
 from stress.helpers import NOTES_BIN, Figures, stdio_session, text_of
 
 SECONDS = float(os.environ.get("NOTES_STRESS_SECONDS", "20"))

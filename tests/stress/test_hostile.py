@@ -16,9 +16,9 @@ from fastmcp.exceptions import ToolError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_server import create_server
 from memory import InvalidArgument, InvalidNoteId, Notes, NotesError, load_config
-from memory.note import MAX_SECTIONS
+from memory.fronts.mcp.server import create_server
+from memory.model.note import MAX_SECTIONS
 from stress.helpers import NOTES_BIN, Figures
 
 HOSTILE_IDS = [

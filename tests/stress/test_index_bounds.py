@@ -24,7 +24,7 @@ from test_index_safety import (
     alias_bomb,
 )
 
-from memory.note import MAX_BLOCKS, MAX_LINES, MAX_SECTIONS
+from memory.model.note import MAX_BLOCKS, MAX_LINES, MAX_SECTIONS
 from stress.helpers import NOTES_BIN, Figures
 
 HANG = 300

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from memory import Notes, load_config
-from memory.usage import MAX_QUERY_CHARS, UsageLog
+from memory.state.usage import MAX_QUERY_CHARS, UsageLog
 from stress.helpers import NOTES_BIN, Figures
 
 HUGE = "stack trace line that someone pasted into the prompt " * 1830  # about 95 KB

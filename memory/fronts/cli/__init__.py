@@ -1,0 +1,122 @@
+"""The `notes` command line: a thin front end over :mod:`memory.api`.
+
+The only package that imports click. This module holds the group, the store it works on, and
+what the commands share; the commands live by group: :mod:`.read` (the ladder), :mod:`.write`,
+:mod:`.maintain` (index, check, watch, serve, tokens, promote, hook), :mod:`.bench` and
+:mod:`.setup` (init, import, status, install, uninstall). Errors from the library (NotesError)
+become ``Error: …`` on stderr and exit status 1; usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memory.api import Notes
+from memory.config import Config, load_config
+from memory.errors import EmptyInput, NotesError
+from memory.fronts import render
+from memory.fronts.cli.setup import register as register_setup_commands
+
+
+class NotesGroup(click.Group):
+    """Turns library errors into ``Error: …`` and exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EmptyInput as exc:  # a usage error: exit 2, with the way to do it on purpose
+            raise click.UsageError(str(exc), ctx) from exc
+        except NotesError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+@click.group(cls=NotesGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--notes", "notes_dir", type=click.Path(file_okay=False),
+              help="Notes folder (default: $NOTES_DIR, else the nearest store walking up "
+                   "from here, else your default store; see `notes status`).")
+@click.option("--example", is_flag=True,
+              help="Use the bundled example store notes_example/ (a demo, not your memory).")
+@click.option("--state-dir", type=click.Path(file_okay=False), envvar="NOTES_STATE_DIR",
+              help="Where the index lives (default: NOTES/.notes, or a cache folder when "
+                   "the notes folder is read-only).")
+@click.version_option(package_name="notes-memory")
+@click.pass_context
+def cli(ctx: click.Context, notes_dir: str | None, example: bool,
+        state_dir: str | None) -> None:
+    """A note-based memory for coding agents: suggest notes, map them, read one section."""
+    ctx.obj = _LazyNotes(notes_dir, state_dir, example)
+
+
+class _LazyNotes:
+    """Resolves the configuration once, when a command first needs the store."""
+
+    def __init__(self, notes_dir: str | None, state_dir: str | None,
+                 example: bool = False) -> None:
+        self.notes_dir, self.state_dir, self.example = notes_dir, state_dir, example
+        self._notes: Notes | None = None
+
+    def config(self, cwd: Path | None = None) -> Config:
+        return load_config(self.notes_dir, self.state_dir, cwd=cwd, example=self.example)
+
+    def get(self) -> Notes:
+        if self._notes is None:
+            self._notes = Notes(self.config(), front="cli")
+        return self._notes
+
+
+def _notes(ctx: click.Context) -> Notes:
+    lazy: _LazyNotes = ctx.obj
+    return lazy.get()
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
+
+
+def _emit(as_json: bool, value: Any, text: Callable[[Any], str]) -> None:
+    click.echo(render.as_json(value) if as_json else text(value))
+
+
+context_option = click.option("--context", "-c", metavar="TEXT",
+                              help="Recent conversation, counted with a low weight.")
+date_option = click.option("--date", "asked_on", type=click.DateTime(["%Y-%m-%d"]),
+                           help="The day the question is asked, for 'last week', 'en "
+                           "octubre' (default: today).")
+
+
+def _day(asked_on: dt.datetime | None) -> dt.date | None:
+    return asked_on.date() if asked_on else None
+
+
+
+def _split(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _stdin(what: str) -> str:
+    if sys.stdin is None or sys.stdin.isatty():
+        raise click.UsageError(f"give {what} on standard input (for example: echo '…' | notes "
+                               "…)")
+    raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.UsageError(f"{what} on standard input is not UTF-8 text (byte "
+                               f"0x{raw[exc.start]:02x} at offset {exc.start}); re-encode it "
+                               "as UTF-8 and retry") from None
+
+
+register_setup_commands(cli)  # init, import, status/doctor, install, uninstall
+# the other command groups register themselves on `cli` when imported
+from memory.fronts.cli import bench, maintain, read, write  # noqa: E402, F401
+
+
+def main() -> None:
+    cli(prog_name="notes")

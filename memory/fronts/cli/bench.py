@@ -1,0 +1,177 @@
+"""`notes bench`: evidence reached per token (`from-locomo`, `from-transcripts`, `run`), and
+speed and scale (`perf`, from a checkout of the project)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from memory.errors import NotesError
+from memory.fronts.cli import (
+    _split,
+    cli,
+    json_option,
+)
+
+
+@cli.group()
+def bench() -> None:
+    """Evidence reached per token: build a bench, run the retrieval policies on it, report."""
+
+
+_bench_out = click.option("--out", required=True, type=click.Path(file_okay=False,
+                          path_type=Path), help="The bench folder to write (notes/ and "
+                          "questions.jsonl).")
+_bench_force = click.option("--force", is_flag=True, help="Replace a bench already in --out.")
+
+
+@bench.command("from-locomo")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_bench_out
+@_bench_force
+@click.option("--follow-ups", is_flag=True, help="Vague follow-ups: take the speakers' names "
+              "out of each question; its context is the previous question and its answer.")
+def bench_from_locomo(source: Path, out: Path, force: bool, follow_ups: bool) -> None:
+    """LoCoMo's locomo10.json as a bench: a note per conversation, an entry per session, a
+    line per turn; evidence turns become answer lines. Prints the counts."""
+    from memory.bench.locomo import locomo_to_bench
+
+    click.echo(locomo_to_bench(source, out, force, follow_ups).summary())
+    click.echo(f"bench written to {out}")
+
+
+@bench.command("from-transcripts")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--notes", "notes_dir", required=True, type=click.Path(exists=True,
+              file_okay=False, path_type=Path), help="Today's notes folder the agent used.")
+@_bench_out
+@_bench_force
+def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
+                           force: bool) -> None:
+    """Claude Code transcripts (.jsonl files or folders) as a bench: per turn, the memory lines
+    the agent read and recalled in its reply; the notes are copied into the bench."""
+    from memory.bench.mining import transcripts_to_bench
+
+    counts = transcripts_to_bench(list(paths), notes_dir, out, force)
+    click.echo(counts.summary())
+    for line in counts.stale[:20]:
+        click.echo(f"no longer in the notes: {line}")
+    if len(counts.stale) > 20:
+        click.echo(f"… and {len(counts.stale) - 20} more lines no longer in the notes")
+    click.echo(f"bench written to {out}")
+
+
+@bench.command("run")
+@click.argument("bench_dir", metavar="BENCH", type=click.Path(exists=True, file_okay=False,
+                path_type=Path))
+@click.option("--policies", help="Comma-separated, from: ladder@1, ladder@2, ladder-oracle, "
+              "fragments@5, fragments@10, fragments@20, fragments@40, hybrid, full "
+              "(default: all).")
+@click.option("--limit", type=click.IntRange(1), help="Run only the first N questions.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Where to write the report (default: BENCH/report/).")
+@click.option("--backend", "backends", default="whoosh", show_default=True,
+              help="Comma-separated index backends (whoosh, tantivy); with several, every "
+              "policy runs on each and one report shows them side by side.")
+@json_option
+def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Path | None,
+              backends: str, as_json: bool) -> None:
+    """Run the policies on a bench (index in a temporary folder, usage log off) and write the
+    report: Markdown, JSON, per-question results and a plot of hit rate against tokens."""
+    import shlex
+
+    from memory.bench.report import FILES, PLOT_HINT, policy_table, routing_text, write_report
+    from memory.bench.run import run_backends
+
+    progress = _bench_progress()
+    run = run_backends(bench_dir, _split(backends), _split(policies or "") or None, limit,
+                       progress=progress)
+    if progress is not None:
+        click.echo("", err=True)
+    target = out or bench_dir / "report"
+    data = write_report(run, target, "notes " + shlex.join(sys.argv[1:]))
+    if data["plot"] is None:
+        click.echo(f"no plot: {PLOT_HINT}", err=True)
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    click.echo(policy_table(data["policies"]) + "\n\n" + routing_text(data))
+    click.echo(f"\n{len(run.results)} questions in {run.seconds:.0f} s; report in "
+               f"{target / FILES['markdown']}")
+
+
+@bench.command("perf")
+@click.option("--scale", type=click.FloatRange(0, 100, min_open=True), default=1.0,
+              show_default=True, help="Store size: 1 ≈ 220 notes and 1 M cl100k tokens.")
+@click.option("--scales", help="Comma-separated scales for the growth table and plot (e.g. "
+              "0.25,1,4,10); replaces --scale.")
+@click.option("--backend", "backends", default="whoosh", show_default=True,
+              help="Comma-separated index backends to measure side by side: whoosh, tantivy.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("perf-report"), show_default=True,
+              help="Where to write performance.md, .json and .png.")
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep the generated stores here (default: a temporary folder, removed).")
+@click.option("--queries", type=click.IntRange(5, 5000), default=200, show_default=True,
+              help="Questions drawn from each store.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Generator seed.")
+@click.option("--runs", type=click.IntRange(1, 100), default=7, show_default=True,
+              help="Cold processes and one-note updates timed per figure.")
+@click.option("--generate-only", is_flag=True,
+              help="Write the store of --scale (notes/, queries.jsonl) into --work and stop.")
+def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work: Path | None,
+               queries: int, seed: int, runs: int, generate_only: bool) -> None:
+    """Speed and scale: generate stores, then measure index build, one-note freshness
+    (library and `notes watch`), warm suggest/section_map/read_section, cold CLI and hook
+    processes, MCP round trips and server memory, beside ripgrep and SQLite FTS5."""
+    import shlex
+
+    _import_checkout_benchmarks()
+    from benchmarks.perf.generator import generate_store
+    from benchmarks.perf.report import FILES, targets_table, write_report
+    from benchmarks.perf.run import PerfOptions, parse_backends, parse_scales, run_perf
+
+    if generate_only:
+        if work is None:
+            raise click.UsageError("--generate-only writes the store into --work DIR")
+        click.echo(json.dumps(generate_store(work, scale, seed, queries)))
+        return
+    try:
+        chosen = parse_scales(scales) if scales else [scale]
+        options = PerfOptions(chosen, parse_backends(backends), seed, queries, runs, runs,
+                              work=work)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    data = run_perf(options, "notes " + shlex.join(sys.argv[1:]),
+                    lambda line: click.echo(line, err=True))
+    data = write_report(data, out)
+    click.echo(targets_table(data) + f"\n\nreport in {out / FILES['markdown']}")
+
+
+def _bench_progress() -> Callable[[int], None] | None:
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int) -> None:
+        if done % 50 == 0:
+            click.echo(f"\r{done} questions run", err=True, nl=False)
+
+    return show
+
+
+def _import_checkout_benchmarks() -> None:
+    """`notes bench perf` measures the project itself: its generator and measurements live
+    in the checkout's benchmarks/, outside the installed package."""
+    import memory
+
+    checkout = Path(memory.__file__).resolve().parent.parent
+    if not (checkout / "benchmarks" / "perf" / "run.py").is_file():
+        raise NotesError("`notes bench perf` measures the project from a checkout of it, "
+                         "where benchmarks/perf lives (clone the project and `pip install -e "
+                         ".`); an installed package does not carry it")
+    if str(checkout) not in sys.path:
+        sys.path.insert(0, str(checkout))

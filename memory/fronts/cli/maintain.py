@@ -1,0 +1,271 @@
+"""`notes index`, `check`, `watch`, `serve`, `tokens`, `promote`, `hook`: keeping the store
+and serving it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memory.api import Notes
+from memory.errors import NotesError
+from memory.fronts import render
+from memory.fronts.cli import (
+    _emit,
+    _LazyNotes,
+    _notes,
+    cli,
+    json_option,
+)
+from memory.fronts.mcp.http_guard import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S
+from memory.index import RefreshReport
+from memory.state.safe_files import write_atomic
+
+BUDGET_FILE = Path(__file__).resolve().parent.parent / "mcp" / "tool_budget.json"
+
+
+@cli.command()
+@click.option("--rebuild", is_flag=True, help="Build the whole index anew.")
+@json_option
+@click.pass_context
+def index(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
+    """Bring the index up to date with the notes (only changed notes are re-indexed), then
+    merge the small index segments that quick updates left behind."""
+    notes = _notes(ctx)
+    if sys.stderr.isatty() and not as_json:
+        report = _with_progress(lambda p: notes.refresh_index(rebuild, p))
+    else:
+        report = notes.refresh_index(rebuild)
+    notes.tidy_index()  # merge the small segments quick commits left (Whoosh)
+    _emit(as_json, report, lambda r: _index_summary(r, notes))
+
+
+def _with_progress(run: Callable[[Callable[[int, int], None]], RefreshReport]) -> RefreshReport:
+    state: dict[str, Any] = {}
+
+    def progress(done: int, total: int) -> None:
+        if "bar" not in state:
+            state["bar"] = click.progressbar(length=total, label="indexing notes",
+                                             file=sys.stderr)
+            state["bar"].__enter__()
+        state["bar"].update(max(0, done - state.get("done", 0)))  # a retry starts at 0
+        state["done"] = done
+
+    try:
+        return run(progress)
+    finally:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)
+
+
+def _index_summary(report: RefreshReport, notes: Notes) -> str:
+    how = "rebuilt" if report.rebuilt else "refreshed"
+    return (f"index {how}: {len(report.indexed)} notes indexed, {len(report.removed)} removed, "
+            f"{report.unchanged} unchanged ({notes.index.dir})")
+
+
+@cli.command()
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.option("--restore", is_flag=True,
+              help="Put changed or removed history entries back as first recorded.")
+@click.option("--accept", is_flag=True,
+              help="Keep the current history as it is (deliberate corrections).")
+@click.option("--note", "only_note", metavar="NOTE", help="With --restore/--accept: one note.")
+@json_option
+@click.pass_context
+def check(ctx: click.Context, strict: bool, restore: bool, accept: bool,
+          only_note: str | None, as_json: bool) -> None:
+    """Report format problems and changed history entries with file and line; exit 1 when
+    there are errors. --restore or --accept resolve the history ones."""
+    notes = _notes(ctx)
+    if restore and accept:
+        raise click.UsageError("--restore and --accept are alternatives; pick one")
+    if restore or accept:
+        repairs = (notes.restore_history if restore else notes.accept_history)(only_note)
+        _emit(as_json, repairs, render.repairs)
+        return
+    if only_note:
+        raise click.UsageError("--note goes with --restore or --accept")
+    found = notes.check()
+    _emit(as_json, found, render.problems)
+    failing = [p for p in found if p.severity == "error" or strict]
+    if failing:
+        ctx.exit(1)
+
+
+@cli.command()
+@click.option("--quiet-seconds", default=0.3, show_default=True, type=float,
+              help="Wait this long after the last change to a note before re-indexing it.")
+@click.pass_context
+def watch(ctx: click.Context, quiet_seconds: float) -> None:
+    """Keep the index fresh while notes change on disk (Ctrl-C to stop)."""
+    from memory.state.watch import Watcher
+
+    notes = _notes(ctx)
+    notes.refresh_index()
+    notes.tidy_index()
+    done = threading.Event()
+
+    def changed(paths: list[Path]) -> None:
+        report = notes.refresh_index()
+        names = ", ".join(report.indexed + [f"-{r}" for r in report.removed]) or "no change"
+        click.echo(f"re-indexed: {names}", err=True)
+
+    def tidy() -> None:  # once the notes are quiet: merge what quick commits left
+        merged = notes.tidy_index()
+        if merged:
+            click.echo(f"tidied: merged {merged} small index segments", err=True)
+
+    def reconcile() -> None:  # every minute: what the events missed
+        changed([])
+        tidy()
+
+    # an error is printed (Error: ...) and watching goes on: the next change may succeed
+    watcher = Watcher(notes.config.notes_dir, changed, reconcile, quiet_seconds, on_idle=tidy,
+                      ignore=notes.config.state_dir)
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    watcher.start()
+    click.echo(f"watching {notes.config.notes_dir} (Ctrl-C to stop)", err=True)
+    try:
+        done.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher.stop()
+
+
+@cli.command()
+@click.option("--read-only", is_flag=True, help="Serve only the reading tools.")
+@click.option("--http", "http_port", type=click.IntRange(1, 65535), metavar="PORT",
+              help="Serve streamable HTTP on 127.0.0.1:PORT (default: stdio).")
+@click.option("--host", metavar="ADDR", help="With --http: listen on ADDR instead of "
+              "127.0.0.1; beyond loopback it needs a token.")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="With --http: also answer to Host/Origin NAME or NAME:PORT (repeatable; "
+                   "adds to $NOTES_HTTP_ALLOWED_HOSTS).")
+@click.option("--token-file", is_flag=True, help="With --http: require the bearer token kept "
+              "in STATE/http-token (made, mode 0600, if missing) instead of $NOTES_HTTP_TOKEN.")
+@click.option("--max-sessions", type=click.IntRange(min=1), metavar="N",
+              help=f"With --http: live sessions at most [default: {DEFAULT_MAX_SESSIONS}].")
+@click.option("--session-idle", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help=f"With --http: close a session idle this long "
+                   f"[default: {DEFAULT_SESSION_IDLE_S}].")
+@click.pass_context
+def serve(ctx: click.Context, read_only: bool, http_port: int | None, host: str | None,
+          allow_hosts: tuple[str, ...], token_file: bool, max_sessions: int | None,
+          session_idle: float | None) -> None:
+    """Run the MCP server for this store (stdio by default; logs on stderr)."""
+    from memory.fronts.mcp.http_guard import http_settings
+
+    http_only = {"--host": host, "--allow-host": allow_hosts, "--token-file": token_file,
+                 "--max-sessions": max_sessions, "--session-idle": session_idle}
+    given = [name for name, value in http_only.items() if value]
+    if given and http_port is None:
+        raise click.UsageError(f"{', '.join(given)} go with --http PORT")
+    config = _notes(ctx).config
+    http = None if http_port is None else http_settings(
+        config, http_port, host, allow_hosts, token_file, max_sessions, session_idle)
+    from memory.fronts.mcp import server as mcp_server
+
+    mcp_server.serve(config, read_only, http)
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def tokens(ctx: click.Context, as_json: bool) -> None:
+    """Token cost of the MCP tool catalog, per tool, and of a typical answer of each rung;
+    exit 1 when a figure is over the committed budget."""
+    from memory.fronts.mcp import server as mcp_server
+
+    costs = mcp_server.measure_costs(_notes(ctx).config)
+    budget = json.loads(BUDGET_FILE.read_text())
+    over = mcp_server.over_budget(costs, budget)
+    _emit(as_json, costs | {"over_budget": over}, lambda c: render.costs(c, budget))
+    if over:
+        raise click.ClickException("over budget: " + "; ".join(over) + f" (see {BUDGET_FILE})")
+
+
+@cli.command()
+@click.option("--days", default=30, show_default=True, type=click.IntRange(1, 3650),
+              help="Window for promotion candidates and routing misses.")
+@click.option("--sessions", "min_sessions", default=3, show_default=True,
+              type=click.IntRange(1, 1000), help="Distinct sessions that must read an entry.")
+@click.option("--demote-days", default=90, show_default=True, type=click.IntRange(1, 3650),
+              help="Window in which a state line must match some question.")
+@click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Also write promotion-YYYY-MM-DD.md (and .json) there; rerunning the same "
+                   "day replaces them.")
+@click.option("--apply", "apply_", nargs=2, metavar="NOTE ENTRY",
+              help="Write ENTRY's proposed line into NOTE's state (history untouched).")
+@click.option("--line", help="With --apply: the state line to write instead of the proposal.")
+@click.option("--dry-run", is_flag=True, help="With --apply: show the diff, write nothing.")
+@json_option
+@click.pass_context
+def promote(ctx: click.Context, days: int, min_sessions: int, demote_days: int,
+            report_dir: Path | None, apply_: tuple[str, str] | None, line: str | None,
+            dry_run: bool, as_json: bool) -> None:
+    """Report which history entries deserve the state (from the usage log), state lines
+    nobody asks about, and routing misses; or --apply one promotion."""
+    from memory.services import promote_report
+    from memory.services.promote import apply_promotion, build_report
+
+    notes = _notes(ctx)
+    if apply_:
+        result = apply_promotion(notes, apply_[0], apply_[1], line, dry_run, days)
+        _emit(as_json, result, lambda r: promote_report.applied(r, dry_run))
+        return
+    if line or dry_run:
+        raise click.UsageError("--line and --dry-run go with --apply NOTE ENTRY")
+    report = build_report(notes, days, min_sessions, demote_days)
+    text = promote_report.markdown(report)
+    if report_dir is not None:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        stem = report_dir / f"promotion-{report.generated[:10]}"
+        _write_replacing(stem.with_suffix(".md"), text)
+        _write_replacing(stem.with_suffix(".json"), render.as_json(report))
+    _emit(as_json, report, lambda _: text)
+
+
+def _write_replacing(path: Path, text: str) -> None:
+    write_atomic(path, text if text.endswith("\n") else text + "\n")
+
+
+@cli.group()
+def hook() -> None:
+    """Hooks for agent front ends (Claude Code)."""
+
+
+@hook.command("user-prompt")
+@click.pass_context
+def hook_user_prompt(ctx: click.Context) -> None:
+    """UserPromptSubmit hook: JSON on stdin, suggested notes as added context on stdout.
+    Never fails the prompt: problems are logged and it exits 0 with no output."""
+    from memory.services.hook import log_problem, run_hook
+
+    lazy: _LazyNotes = ctx.find_root().obj
+    try:
+        raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+        notes = Notes(lazy.config(), notify=lambda _: None, front="hook")
+        output = run_hook(notes, raw)
+        notes.close()
+    except Exception as exc:  # the user's prompt must go through whatever happens
+        message = f"notes hook: {type(exc).__name__}: {exc}"
+        click.echo(message, err=True)
+        log_problem(_hook_log_dir(lazy), message)
+        return
+    if output:
+        click.echo(output)
+
+
+def _hook_log_dir(lazy: _LazyNotes) -> Path:
+    try:
+        return lazy.config().state_dir
+    except NotesError:
+        return Path.home() / ".cache" / "notes-memory"

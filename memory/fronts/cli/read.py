@@ -1,0 +1,82 @@
+"""`notes suggest`, `map`, `read`, `recall`, `list`: the ladder's rungs."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import click
+
+from memory.fronts import render
+from memory.fronts.cli import (
+    _day,
+    _emit,
+    _notes,
+    cli,
+    context_option,
+    date_option,
+    json_option,
+)
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--limit", "-n", default=5, show_default=True, type=click.IntRange(1, 50),
+              help="How many notes to show.")
+@context_option
+@json_option
+@click.pass_context
+def suggest(ctx: click.Context, query: str, limit: int, context: str | None,
+            as_json: bool) -> None:
+    """Rung 1: which notes may answer QUERY (Spanish or English, accents optional). Notes
+    this shell session read in the last 30 minutes rank a little higher."""
+    _emit(as_json, _notes(ctx).suggest(query, limit, context), render.suggestions)
+
+
+@cli.command(name="map")
+@click.argument("note")
+@click.option("--query", "-q", help="Score the sections against these words (and dates).")
+@date_option
+@json_option
+@click.pass_context
+def map_(ctx: click.Context, note: str, query: str | None, asked_on: dt.datetime | None,
+         as_json: bool) -> None:
+    """Rung 2: every section of NOTE with its id, kind, date and token cost. With --query:
+    match scores, the best entries only, and the matching blocks of long sections."""
+    _emit(as_json, _notes(ctx).section_map(note, query, today=_day(asked_on)),
+          render.section_map)
+
+
+@cli.command()
+@click.argument("note")
+@click.argument("section", required=False)
+@json_option
+@click.pass_context
+def read(ctx: click.Context, note: str, section: str | None, as_json: bool) -> None:
+    """Rung 3: the text of one SECTION of NOTE: an id, unique prefix or #N; blocks of it
+    (ID:b3 or ID:b3-5); or the history entries of a date or range (2026-11-03, 2026-11,
+    2026-11-01..2026-11-15). The whole note when SECTION is left out."""
+    _emit(as_json, _notes(ctx).read_section(note, section), render.section_text)
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--budget", "-b", default=1500, show_default=True,
+              type=click.IntRange(100, 20_000), help="Most tokens to return.")
+@context_option
+@date_option
+@json_option
+@click.pass_context
+def recall(ctx: click.Context, query: str, budget: int, context: str | None,
+           asked_on: dt.datetime | None, as_json: bool) -> None:
+    """The best evidence for QUERY that fits BUDGET tokens, across the top notes: the best
+    note's state, then blocks by score, each labelled with note, section and date."""
+    _emit(as_json, _notes(ctx).recall(query, budget, context, today=_day(asked_on)),
+          render.recalled)
+
+
+@cli.command(name="list")
+@json_option
+@click.pass_context
+def list_(ctx: click.Context, as_json: bool) -> None:
+    """Every note with its title, tokens, entries and last entry date."""
+    _emit(as_json, _notes(ctx).list_notes(), render.note_list)

@@ -1,0 +1,370 @@
+"""The MCP server: the notes ladder as tools for Claude Code or any MCP client.
+
+Thin tools over :class:`memory.api.Notes`; the only module that imports fastmcp. Results are
+the same compact text the CLI prints. Library errors become MCP tool errors whose text names
+the next step. Logs go to stderr only: on stdio, stdout carries the protocol.
+
+Run: ``python mcp_server.py [--notes DIR] [--read-only] [--http PORT]`` or ``notes serve``.
+Over HTTP the app sits behind :mod:`memory.fronts.mcp.http_guard` (Host, Origin, token) and
+:mod:`memory.fronts.mcp.http_sessions` (a bound on live sessions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from functools import wraps
+from typing import Any, TypeVar
+
+from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError, ValidationError
+from fastmcp.tools import FunctionTool
+from fastmcp.tools.base import ToolResult
+from mcp.types import Tool as MCPTool
+from mcp.types import ToolAnnotations
+from pydantic import ValidationError as ArgumentsRejected
+
+from memory.api import Notes
+from memory.config import Config, load_config
+from memory.errors import NotesError
+from memory.fronts import render
+from memory.fronts.mcp.http_guard import HttpSettings
+from memory.fronts.mcp.tool_args import argument_problem
+from memory.services.stores import describe_store
+
+SERVER_NAME = "notes"
+INSTRUCTIONS = ("Project memory in topic notes. Read: suggest -> section_map -> read_section, "
+                "only what you need (recall: within a budget). Write as you learn: a durable "
+                "fact that changed -> write_state; an event or decision -> append_history.")
+READ = ToolAnnotations(read_only_hint=True)  # the other hints only apply to writing tools
+CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
+REPLACE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True)
+APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
+READ_TOOLS = ("suggest", "section_map", "read_section", "recall")
+WRITE_TOOLS = ("create_note", "write_state", "append_history")
+MCP_PATH = "/mcp"
+
+log = logging.getLogger("notes.mcp")
+F = TypeVar("F", bound=Callable[..., str])
+
+
+def tool_errors(fn: F) -> F:
+    """Library errors become tool errors; anything else is a bug, reported as one with its
+    traceback on stderr. The server never crashes."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        try:
+            return fn(*args, **kwargs)
+        except NotesError as exc:
+            raise ToolError(str(exc)) from exc
+        except Exception as exc:
+            log.exception("internal error in tool %s", fn.__name__)
+            raise ToolError(f"internal error in {fn.__name__} ({type(exc).__name__}), a bug "
+                            "in the notes server and not in the call: the traceback is in "
+                            "the server's log (its stderr); please report it") from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def server_notes(config: Config) -> Notes:
+    """The server's store. One server process serves one client session over stdio (as
+    Claude Code runs it), so the process is the usage log's session unless NOTES_SESSION
+    names one."""
+    if not config.session:
+        config = dataclasses.replace(config, session=f"mcp-{os.getpid()}-{int(time.time())}")
+    return Notes(config, notify=lambda message: log.warning("%s", message), front="mcp")
+
+
+def create_server(config: Config, read_only: bool = False,
+                  notes: Notes | None = None) -> FastMCP:
+    """Build the server for one store; ``read_only`` serves only the three ladder tools."""
+    notes = notes or server_notes(config)
+    mcp = FastMCP(SERVER_NAME, instructions=INSTRUCTIONS)
+    _add_read_tools(mcp, notes)
+    if not read_only:
+        _add_write_tools(mcp, notes)
+    return mcp
+
+
+class LeanTool(FunctionTool):
+    """A tool listed without what no client needs, since the catalog is paid for in every
+    session: fastmcp's own ``_meta`` (``{"fastmcp": {"tags": []}}``), the title made from
+    the name, and ``additionalProperties: false`` (arguments are still validated here)."""
+
+    def to_mcp_tool(self, **overrides: Any) -> MCPTool:
+        overrides.setdefault("_meta", None)
+        overrides.setdefault("title", None)
+        schema = {k: v for k, v in self.parameters.items() if k != "additionalProperties"}
+        overrides.setdefault("inputSchema", schema)
+        return super().to_mcp_tool(**overrides)
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        try:
+            return await super().run(arguments)
+        except ValidationError as exc:  # pydantic rejected the arguments before the call
+            if not isinstance(exc.__cause__, ArgumentsRejected):
+                raise
+            message = argument_problem(self.name, self.parameters, exc.__cause__.errors())
+            raise ValidationError(message, log_level=logging.WARNING) from exc.__cause__
+
+
+def _tool(mcp: FastMCP, annotations: ToolAnnotations) -> Callable[[F], F]:
+    def register(fn: F) -> F:
+        mcp.add_tool(LeanTool.from_function(tool_errors(fn), annotations=annotations,
+                                            output_schema=None))
+        return fn
+
+    return register
+
+
+def _add_read_tools(mcp: FastMCP, notes: Notes) -> None:
+    @_tool(mcp, READ)
+    def suggest(query: str, limit: int = 5, context: str = "") -> str:
+        """Rank notes for a question (Spanish/English). Start here.
+
+        Args:
+            query: What you need, in words.
+            limit: 1-50.
+            context: Recent messages, if the query is vague.
+        """
+        return render.suggestions(notes.suggest(query, limit, context or None))
+
+    @_tool(mcp, READ)
+    def section_map(note: str, query: str = "") -> str:
+        """A note's sections with id, date and tokens; query scores them and zooms into long ones.
+
+        Args:
+            note: Note id.
+            query: Optional words.
+        """
+        return render.section_map(notes.section_map(note, query or None))
+
+    @_tool(mcp, READ)
+    def read_section(note: str, section: str) -> str:
+        """Read one section.
+
+        Args:
+            note: Note id.
+            section: Id, prefix, #N, id:b2-4 (blocks), or a date/range 2026-11, A..B.
+        """
+        return render.section_text(notes.read_section(note, section))
+
+    @_tool(mcp, READ)
+    def recall(query: str, budget: int = 1500, context: str = "") -> str:
+        """Best evidence across notes within a token budget, in one call.
+
+        Args:
+            query: What you need.
+            budget: Tokens, 100-20000.
+            context: Recent messages.
+        """
+        return render.recalled(notes.recall(query, budget, context or None))
+
+
+def _add_write_tools(mcp: FastMCP, notes: Notes) -> None:
+    @_tool(mcp, CREATE)
+    def create_note(note: str, title: str, tags: str = "") -> str:
+        """Create an empty note.
+
+        Args:
+            note: New id, e.g. infra/redis.
+            title: Title.
+            tags: Comma-separated.
+        """
+        tag_list = [t.strip() for t in tags.split(",") if t.strip()]
+        return render.write_result(notes.create_note(note, title, tag_list))
+
+    @_tool(mcp, REPLACE)
+    def write_state(note: str, text: str) -> str:
+        """Replace a note's current state whole; keep it short.
+
+        Args:
+            note: Note id.
+            text: Markdown, no ## headings.
+        """
+        return render.write_result(notes.write_state(note, text))
+
+    @_tool(mcp, APPEND)
+    def append_history(note: str, title: str, text: str, date: str = "") -> str:
+        """Append a dated entry to a note's history.
+
+        Args:
+            note: Note id.
+            title: Entry title.
+            text: Markdown, no headings.
+            date: YYYY-MM-DD; default today.
+        """
+        return render.write_result(notes.append_history(note, title, text, date or None))
+
+
+def start_watcher(notes: Notes) -> Any:
+    """Keep the index fresh while the server runs (watchdog, debounced)."""
+    from memory.state.watch import Watcher
+
+    def refresh(_: object = None) -> None:
+        report = notes.index.refresh()
+        if report.indexed or report.removed:
+            log.info("re-indexed %s", ", ".join(report.indexed + report.removed))
+
+    def failed(exc: Exception) -> None:  # the watcher goes on after logging it
+        log.error("keeping the index fresh failed", exc_info=exc)
+
+    watcher = Watcher(notes.config.notes_dir, refresh, refresh,
+                      on_idle=notes.tidy_index, on_error=failed, ignore=notes.config.state_dir)
+    watcher.start()
+    return watcher
+
+
+async def catalog(mcp: FastMCP) -> list[dict[str, Any]]:
+    """The ``tools/list`` payload as a client receives it, one dict per tool."""
+    from fastmcp import Client
+
+    async with Client(mcp) as client:
+        raw = await client.list_tools_mcp()
+    payload = raw.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return list(payload["tools"])
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+TYPICAL_QUERY = "cómo hago rollback de un despliegue en producción"
+
+
+def measure_costs(config: Config) -> dict[str, Any]:
+    """cl100k tokens of each tool in ``tools/list`` (compact JSON, as a client receives it),
+    the totals, and a typical answer of each rung on this store."""
+    import asyncio
+
+    notes = Notes(dataclasses.replace(config, usage_log=False),
+                  notify=lambda message: log.warning("%s", message))
+    tools = asyncio.run(catalog(create_server(config, notes=notes)))
+    count = notes.counter.count
+    per_tool = {t["name"]: count(compact_json(t)) for t in tools}
+    per_tool["instructions"] = count(INSTRUCTIONS)  # sent once per session, like the catalog
+    suggested = notes.suggest(TYPICAL_QUERY)
+    top = suggested.hits[0].note
+    mapped = notes.section_map(top, TYPICAL_QUERY)
+    section = mapped.best[0] if mapped.best else "state"
+    answers = {
+        "suggest": count(render.suggestions(suggested)),
+        "section_map": count(render.section_map(mapped)),
+        "read_section": count(render.section_text(notes.read_section(top, section))),
+    }
+    notes.close()
+    return {"tools": per_tool, "catalog_total": sum(per_tool.values()),
+            "read_tools_total": sum(per_tool[n] for n in READ_TOOLS if n in per_tool),
+            "answers": answers, "query": TYPICAL_QUERY, "read": f"{top}#{section}"}
+
+
+def over_budget(costs: dict[str, Any], budget: dict[str, Any]) -> list[str]:
+    """Every figure above its budget, as 'name: cost > budget'."""
+    problems = []
+    pairs = [("catalog_total", costs["catalog_total"], budget["catalog_total"]),
+             ("read_tools_total", costs["read_tools_total"], budget["read_tools_total"])]
+    pairs += [(f"tool {n}", c, budget["tools"].get(n, 0)) for n, c in costs["tools"].items()]
+    pairs += [(f"answer {n}", c, budget["answers"].get(n, 0))
+              for n, c in costs["answers"].items()]
+    for name, cost, limit in pairs:
+        if cost > limit:
+            problems.append(f"{name}: {cost} > {limit}")
+    return problems
+
+
+HTTP_ONLY = ("host", "allow_host", "token_file", "max_sessions", "session_idle")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="mcp_server.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--notes", help="notes folder (default: $NOTES_DIR, else the nearest "
+                        "store walking up from here, else your default store)")
+    parser.add_argument("--state-dir", help="index folder (default: NOTES/.notes)")
+    parser.add_argument("--read-only", action="store_true", help="serve only the read tools")
+    parser.add_argument("--http", type=int, metavar="PORT",
+                        help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio")
+    parser.add_argument("--host", help="address to listen on (beyond loopback: needs a token)")
+    parser.add_argument("--allow-host", action="append", metavar="NAME",
+                        help="also answer to this Host/Origin name (repeatable)")
+    parser.add_argument("--token-file", action="store_true",
+                        help="require the bearer token in STATE/http-token (made if missing)")
+    parser.add_argument("--max-sessions", type=int, metavar="N", help="live HTTP sessions")
+    parser.add_argument("--session-idle", type=float, metavar="SECONDS",
+                        help="close an HTTP session idle this long")
+    args = parser.parse_args(argv)
+    given = [f"--{name.replace('_', '-')}" for name in HTTP_ONLY if getattr(args, name)]
+    if given and args.http is None:
+        parser.error(f"{', '.join(given)} go with --http PORT")
+    if min(args.max_sessions or 1, args.session_idle or 1) <= 0:
+        parser.error("--max-sessions and --session-idle must be positive")
+    return args
+
+
+def serve(config: Config, read_only: bool = False, http: HttpSettings | None = None) -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    log.info("serving the %s", describe_store(config))
+    notes = server_notes(config)
+    notes.ladder.freshen()  # an index that cannot be written yet still serves what it holds
+    mcp = create_server(config, read_only, notes)
+    watcher = start_watcher(notes)
+    try:
+        if http is not None:
+            serve_http(mcp, http)
+        else:
+            mcp.run(show_banner=False)
+    finally:
+        watcher.stop()
+        notes.close()
+
+
+def serve_http(mcp: FastMCP, http: HttpSettings) -> None:
+    """Streamable HTTP behind the guard (Host, Origin, token) and the session bound."""
+    import uvicorn
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from memory.fronts.mcp.http_guard import HttpGuard
+    from memory.fronts.mcp.http_sessions import SessionKeeper
+
+    app = mcp.http_app(path=MCP_PATH, session_idle_timeout=http.session_idle_s)
+    keeper = SessionKeeper(app, MCP_PATH, http.max_sessions, http.session_idle_s,
+                           HANDSHAKE_PROTOCOL_VERSIONS, log.info)
+    logging.getLogger("mcp").setLevel(logging.WARNING)  # a line per session opened or closed
+    host = f"[{http.host}]" if ":" in http.host else http.host
+    names = ", ".join(("loopback",) + http.allowed_hosts)
+    access = (f"clients must send 'Authorization: Bearer <token>' (token from "
+              f"{http.token_source})" if http.token else
+              "no token: any local process may call it (set NOTES_HTTP_TOKEN or --token-file)")
+    log.info("serving MCP at http://%s:%d%s to Host/Origin %s; %s; at most %d sessions, "
+             "each closed after %.0f s idle", host, http.port, MCP_PATH, names, access,
+             http.max_sessions, http.session_idle_s)
+    uvicorn.run(HttpGuard(keeper, http, log.warning), host=http.host, port=http.port,
+                log_config=None, access_log=False, ws="none", lifespan="on",
+                timeout_graceful_shutdown=2)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from memory.fronts.mcp.http_guard import http_settings
+
+    args = parse_args(argv)
+    try:
+        config = load_config(args.notes, args.state_dir)
+        http = None if args.http is None else http_settings(
+            config, args.http, args.host, args.allow_host or (), args.token_file,
+            args.max_sessions, args.session_idle)
+    except NotesError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    serve(config, args.read_only, http)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Rendering results for people and models: compact pipe tables, or JSON.
+
+Shared by the CLI (and its ``--json``) and the MCP server, so both print the same thing.
+The rungs' answers themselves (what a model reads, and pays for in tokens) are written by
+:mod:`memory.retrieval.answers`; this module adds the rest: note lists, writes, problems,
+costs, repairs, and JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from memory.model.results import NoteSummary, WriteResult
+from memory.retrieval.answers import (
+    TOKEN_NOTE,
+    recalled,
+    section_map,
+    section_text,
+    suggestions,
+    table,
+)
+from memory.retrieval.ladder import Suggestions
+from memory.state.check import FileProblem
+
+__all__ = ["TOKEN_NOTE", "as_json", "costs", "note_list", "problems", "recalled", "repairs",
+           "section_map", "section_text", "suggestions", "table", "write_result"]
+
+
+def note_list(notes: list[NoteSummary]) -> str:
+    if not notes:
+        return "no notes yet; create one with `notes new NOTE --title T`"
+    rows = [(n.note, n.title, n.tokens, n.entries, n.last_entry) for n in notes]
+    total = sum(n.tokens for n in notes)
+    return (f"{len(notes)} notes, {total} tokens in all\n"
+            + table(("note", "title", "tokens", "entries", "last entry"), rows))
+
+
+def write_result(result: WriteResult) -> str:
+    verb = "created" if result.created else "wrote"
+    done = f"{verb} {result.note}#{result.section} ({result.tokens} tokens)"
+    return "\n".join([done, *(f"warning: {w}" for w in result.warnings)])
+
+
+def problems(found: list[FileProblem]) -> str:
+    if not found:
+        return "no problems found"
+    return "\n".join(str(p) for p in found)
+
+
+def costs(measured: dict[str, Any], budget: dict[str, Any]) -> str:
+    """`notes tokens`: the catalog per tool and the typical answers, against the budget."""
+    rows: list[tuple[object, ...]] = [
+        (f"tool {name}", cost, budget["tools"].get(name, ""))
+        for name, cost in measured["tools"].items()]
+    rows += [("catalog total", measured["catalog_total"], budget["catalog_total"]),
+             ("read tools total", measured["read_tools_total"], budget["read_tools_total"])]
+    rows += [(f"answer {name}", cost, budget["answers"].get(name, ""))
+             for name, cost in measured["answers"].items()]
+    status = "over budget: " + "; ".join(measured["over_budget"]) \
+        if measured.get("over_budget") else "within budget"
+    return (table(("what", "tokens", "budget"), rows) + f"\n{status} ({TOKEN_NOTE}; answers "
+            f"for {measured['query']!r}, reading {measured['read']})")
+
+
+def repairs(done: list[Any]) -> str:
+    if not done:
+        return "history matches the ledger: nothing to do"
+    return table(("note", "entry", "was", "action"),
+                 [(r.note, r.entry, r.kind, r.action) for r in done])
+
+
+def as_json(value: Any) -> str:
+    return json.dumps(_plain(value), ensure_ascii=False, indent=2)
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        data = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, Suggestions):
+            data["hidden"] = value.hidden
+        return data
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if hasattr(value, "__fspath__"):
+        return str(value)
+    return value

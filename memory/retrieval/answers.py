@@ -1,0 +1,115 @@
+"""The rungs' answers as a model reads them: compact pipe tables with a header row, and
+labelled section texts. A cut list starts with a line saying what was cut and how to narrow.
+
+They live beside the rungs because their size is part of what a rung costs: the usage log
+counts these tokens, and ``recall`` budgets its labels with the same :func:`label` that heads
+every section read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory.retrieval.ladder import SectionMap, SectionText, Suggestions
+    from memory.retrieval.recall import Recalled
+
+TOKEN_NOTE = "tokens are cl100k estimates"
+
+
+def label(note: str, ref: str, *parts: str | None) -> str:
+    """The head of a section's text: ``[note#ref · part · part]``, parts left out when empty."""
+    where = f"{note}#{ref}" if ref else note
+    shown = [p for p in parts if p]
+    return f"[{where}" + "".join(f" · {p}" for p in shown) + "]\n"
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    lines = [" | ".join(header)]
+    lines.extend(" | ".join(_cell(v) for v in row) for row in rows)
+    return "\n".join(lines)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    if isinstance(value, list | tuple):
+        value = " ".join(str(v) for v in value)
+    return " ".join(str(value).split()).replace("|", "\\|")
+
+
+def suggestions(result: Suggestions) -> str:
+    if not result.hits:
+        return (f"no note matches {result.query!r}; try other words (Spanish or English), "
+                "or run `notes list`")
+    head = []
+    if result.hidden:
+        head.append(f"{len(result.hits)} shown, {result.hidden} hidden: raise the limit or add "
+                    "words to the query")
+    rows = [(h.note, h.title, h.score, f"{h.state_tokens}/{h.tokens}", h.matched)
+            for h in result.hits]
+    head.append(table(("note", "title", "score", "state/total tokens", "matched"), rows))
+    return "\n".join(head)
+
+
+def section_map(result: SectionMap) -> str:
+    with_score = result.query is not None
+    header = ["#", "id", "kind", "date", "tokens"] + (["match"] if with_score else [])
+    rows: list[list[object]] = []
+    for row in result.rows:
+        cells: list[object] = [row.pos, row.id, row.kind, row.date, row.tokens]
+        if with_score:
+            cells.append(f"{row.score:.1f}" if row.score else "")
+        rows.append(cells)
+        rows.extend(["", w.blocks.ref, "blocks", "", w.tokens, f"{w.score:.1f}"]
+                    for w in row.zoom)
+    lines = [f"{result.note} · {result.title} · {result.tokens} tokens in all ({TOKEN_NOTE})",
+             table(header, rows)]
+    if result.omitted is not None:
+        gone = result.omitted
+        span = f" ({gone.first}..{gone.last})" if gone.first else ""
+        lines.append(f"{gone.entries} other entries{span}, {gone.tokens} tokens, not shown: "
+                     "map without a query, or read a date range")
+    if result.dates:
+        lines.append("dates understood: " + ", ".join(result.dates))
+    if with_score:
+        lines.append(_best_line(result))
+    return "\n".join(lines)
+
+
+def _best_line(result: SectionMap) -> str:
+    scored = {r.id: r for r in result.rows if r.score}
+    picks = [scored[i] for i in result.best if i in scored]
+    if not picks:
+        return "no section matches the query; read the state, or try other words"
+    shown = ", ".join(f"{r.id} ({r.tokens} tokens" + (f"; zoom {r.zoom[0].blocks.ref}, "
+                                                     f"{r.zoom[0].tokens} tokens" if r.zoom
+                                                     else "") + ")" for r in picks)
+    if result.clear or len(picks) < 2:
+        return f"best match: {shown}"
+    return f"no clear winner, the two best: {shown}"
+
+
+def section_text(result: SectionText) -> str:
+    head = label(result.note, result.section, result.kind, result.date,
+                 f"{result.tokens} tokens")
+    return head + result.text.rstrip()
+
+
+def recalled(result: Recalled) -> str:
+    if not result.groups:
+        return (f"nothing matches {result.query!r}; try other words (Spanish or English), or "
+                "run `notes list`")
+    body = "".join(g.text for g in result.groups)
+    last = f"{result.tokens} of {result.budget} tokens"
+    if result.left_out:
+        last += (f"; left out {result.left_out} matching blocks ({result.left_tokens} tokens); "
+                 f"next: {result.next_ref} ({result.next_tokens} tokens)")
+    else:
+        last += "; nothing else matched"
+    return body + last
+
+

@@ -1,0 +1,375 @@
+"""The retrieval ladder: suggest notes, map a note's sections with their cost, read one.
+
+Each rung returns a typed result; the CLI and the MCP server only render them. Every rung
+reads the notes as they are on disk now: ``suggest`` refreshes the index first (re-indexing
+only notes whose files changed), and ``section_map``/``read_section`` parse the file itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from memory.backends.base import SearchIndex
+from memory.errors import AmbiguousSection, IndexUnavailable, InvalidArgument, SectionNotFound
+from memory.model.note import Section
+from memory.model.text import excerpt, split_lines
+from memory.model.timeexpr import dated_inside, parse_date_ref
+from memory.retrieval.section_scores import (
+    Evidence,
+    clear_winner,
+    ranked_ids,
+    score_sections,
+    when_boosted,
+)
+from memory.retrieval.zoom import (
+    ZOOM_TOKENS,
+    BlockRange,
+    Window,
+    block_text,
+    own_blocks,
+    parse_block_ref,
+    windows,
+)
+from memory.search import ParsedQuery, SearchHit, parse_query, search, vagueness
+from memory.state.store import LoadedNote, Store
+from memory.state.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from memory.retrieval.recall import Recalled
+
+MAX_LIMIT = 50
+NOT_PICKED = ("header", "history")  # metadata, and the container of every entry
+PRIOR_WEIGHT = 1.0  # share of the best score a note read just now gains (see with_prior)
+MAP_ENTRIES = 8  # with a query, a map shows at most this many entries (the best ones)
+
+
+@dataclass(frozen=True)
+class SuggestHit:
+    note: str
+    title: str
+    score: float
+    state_tokens: int
+    tokens: int
+    matched: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Suggestions:
+    query: str
+    hits: tuple[SuggestHit, ...]
+    total: int  # notes that matched at all
+    query_words: tuple[str, ...] = ()  # the query's own words (not the context's)
+
+    @property
+    def hidden(self) -> int:
+        return max(0, self.total - len(self.hits))
+
+
+@dataclass(frozen=True)
+class MapRow:
+    pos: int
+    id: str
+    kind: str
+    title: str
+    date: str | None
+    tokens: int
+    parent: str | None
+    score: float | None = None
+    zoom: tuple[Window, ...] = ()  # matching block ranges of a long section
+
+
+@dataclass(frozen=True)
+class Omitted:
+    """Entries a map with a query leaves out: how many, their dates and their cost."""
+
+    entries: int
+    first: str | None
+    last: str | None
+    tokens: int
+
+
+@dataclass(frozen=True)
+class SectionMap:
+    note: str
+    title: str
+    tokens: int
+    rows: tuple[MapRow, ...]
+    query: str | None = None
+    best: tuple[str, ...] = field(default_factory=tuple)
+    clear: bool = True  # the best section wins clearly over the second
+    dates: tuple[str, ...] = ()  # time expressions understood, as "phrase=start..end"
+    omitted: Omitted | None = None
+
+
+@dataclass(frozen=True)
+class SectionText:
+    note: str
+    section: str
+    kind: str
+    title: str
+    date: str | None
+    tokens: int
+    text: str
+
+
+class Ladder:
+    """The three rungs over one store and its index."""
+
+    def __init__(self, store: Store, index: SearchIndex, counter: TokenCounter) -> None:
+        self.store, self.index, self.counter = store, index, counter
+        self._stale_noted = False
+
+    def freshen(self) -> None:
+        """Bring the index up to date before a search. When it cannot be written (a full
+        disk, say) the index as it is still answers, with one notice; with no index at all
+        the search itself raises IndexUnavailable."""
+        try:
+            self.index.refresh()
+        except IndexUnavailable as exc:
+            built = self.index.dir.is_dir() and any(self.index.dir.iterdir())
+            if not built:
+                raise
+            if not self._stale_noted:
+                self._stale_noted = True
+                self.index.notify(f"notes: {exc}; answering from the index as it is")
+
+    def suggest(self, query: str, limit: int = 5, context: str | None = None,
+                prior: dict[str, float] | None = None) -> Suggestions:
+        """Rung 1: notes ranked by BM25F over title, tags, state and body; ``context`` (recent
+        conversation) counts with a low weight, and ``prior`` (notes this session has been
+        reading, 1.0 for the latest) lifts those notes by a share of the best score."""
+        check_limit(limit)
+        parsed = parse_query(query, context)
+        self.freshen()
+        pool = limit + len(prior or {})
+        hits, total = self.index.run_search(
+            lambda searcher: search(searcher, parsed, "note", pool))
+        ranked = with_prior(hits, prior or {}, len(parsed.words), self._note_fields)
+        total += len(ranked) - len(hits)  # notes the prior added count among the candidates
+        return Suggestions(query, tuple(_suggest_hit(h.fields, h.score, h.matched)
+                                        for h in ranked[:limit]), total,
+                           tuple(parsed.query_words))
+
+    def recall(self, query: str, budget: int, context: str | None = None,
+               today: dt.date | None = None, prior: dict[str, float] | None = None
+               ) -> Recalled:
+        """The budgeted rung: the best evidence for ``query`` within ``budget`` tokens,
+        across the top notes (:mod:`memory.retrieval.recall`)."""
+        from memory.retrieval.recall import recall
+
+        return recall(self, query, budget, context, today, prior)
+
+    # -- what the rungs read (recall and the bench read through these too) -----------------
+    def search(self, parsed: ParsedQuery, kind: str, limit: int | None,
+               note_id: str | None = None) -> tuple[list[SearchHit], int]:
+        """Hits of one document kind (``note``, ``section``, ``paragraph``), best first."""
+        self.freshen()
+        result: tuple[list[SearchHit], int] = self.index.run_search(
+            lambda searcher: search(searcher, parsed, kind, limit, note_id=note_id))
+        return result
+
+    def load(self, note_id: str) -> LoadedNote:
+        return self.store.load(note_id)
+
+    def count(self, text: str, remember: bool = True) -> int:
+        return self.counter.count(text, remember=remember)
+
+    def _note_fields(self, note_id: str) -> dict[str, object] | None:
+        """What ``suggest`` shows of a note that matched no word: its note document's stored
+        fields, as for a hit (None if the note is gone). Read from the index, which suggest
+        has just refreshed; parsing the file instead cost ~7 ms a note on every vague query."""
+        found = self.index.run_search(
+            lambda searcher: next(iter(searcher.documents(kind="note", note_id=note_id)), None))
+        return dict(found) if found is not None else None
+
+    def section_map(self, note_id: str, query: str | None = None,
+                    today: dt.date | None = None) -> SectionMap:
+        """Rung 2: every section with its id, kind, date and tokens. With a query: match
+        scores (text, hierarchy and the question's dates), the best entries only, and the
+        matching block ranges of long sections."""
+        loaded = self.store.load(note_id)
+        sections = loaded.note.sections
+        if query is None:
+            rows = tuple(self._row(pos, s) for pos, s in enumerate(sections, start=1))
+            return SectionMap(loaded.note_id, loaded.note.title,
+                              self.counter.count(loaded.note.text), rows)
+        evidence = when_boosted(self._evidence(loaded.note_id, query), sections, query)
+        scored = score_sections(sections, evidence, query, today or dt.date.today())
+        pickable = {s.id for s in sections if s.kind not in NOT_PICKED
+                    or s is loaded.note.lead}  # plain Markdown: its top part can be picked
+        ranked = ranked_ids(scored, pickable)
+        best = tuple(k for k, _ in ranked[:2])
+        shown, omitted = self._shown_entries(sections, scored.scores)
+        rows = tuple(self._row(pos, s, scored.scores.get(s.id, 0.0),
+                               self._zoom(loaded, s, evidence) if s.id in best else ())
+                     for pos, s in enumerate(sections, start=1) if s.kind != "entry"
+                     or s.id in shown)
+        dates = tuple(f"{r.phrase}={r.start}..{r.end}" for r in scored.ranges)
+        return SectionMap(loaded.note_id, loaded.note.title,
+                          self.counter.count(loaded.note.text), rows, query, best,
+                          clear_winner(ranked), dates, omitted)
+
+    def read_section(self, note_id: str, section: str) -> SectionText:
+        """Rung 3: one section by id, unique prefix or map position ``#N``; a block range
+        of it (``id:b3-5``); or the history entries of a date or range (``2026-11``,
+        ``2026-11-01..2026-11-15``)."""
+        loaded = self.store.load(note_id)
+        key = (section or "").strip()
+        blocks = parse_block_ref(key)
+        if blocks is not None and loaded.note.section(key) is None:
+            return self._read_blocks(loaded, blocks)
+        entries = self._dated_entries(loaded, key)
+        if entries is not None and len(entries) != 1:
+            return self._read_entries(loaded, key, entries)
+        found = entries[0] if entries else resolve_section(loaded, key, self.counter)
+        return SectionText(loaded.note_id, found.id, found.kind, found.title, found.date,
+                           self.counter.count(found.text), found.text)
+
+    def read_note(self, note_id: str) -> SectionText:
+        """The whole note, with its cost."""
+        loaded = self.store.load(note_id)
+        text = loaded.note.text
+        return SectionText(loaded.note_id, "", "note", loaded.note.title, None,
+                           self.counter.count(text), text)
+
+    def _evidence(self, note_id: str, query: str) -> Evidence:
+        parsed = parse_query(query)
+        self.freshen()
+        sections, _ = self.index.run_search(
+            lambda searcher: search(searcher, parsed, "section", None, note_id=note_id))
+        paragraphs, _ = self.index.run_search(
+            lambda searcher: search(searcher, parsed, "paragraph", None, note_id=note_id))
+        return Evidence({str(h.fields["section"]): h.score for h in sections},
+                        {(str(h.fields["section"]), int(h.fields["lines"][0])): h.score
+                         for h in paragraphs})
+
+    def _shown_entries(self, sections: tuple[Section, ...],
+                       scores: dict[str, float]) -> tuple[set[str], Omitted | None]:
+        entries = [s for s in sections if s.kind == "entry"]
+        ranked = sorted(entries, key=lambda e: -scores.get(e.id, 0.0))
+        shown = {e.id for e in ranked[:MAP_ENTRIES] if scores.get(e.id)}
+        left = [e for e in entries if e.id not in shown]
+        if not left:
+            return shown, None
+        dates = sorted(e.date for e in left if e.date)
+        return shown, Omitted(len(left), dates[0] if dates else None,
+                              dates[-1] if dates else None,
+                              sum(self.counter.count(e.text) for e in left))
+
+    def _zoom(self, loaded: LoadedNote, section: Section,
+              evidence: Evidence) -> tuple[Window, ...]:
+        if self.counter.count(section.text) <= ZOOM_TOKENS:
+            return ()
+        blocks = own_blocks(section, loaded.note.sections)
+        number = {b.start: n for n, b in enumerate(blocks, start=1)}
+        block_scores = {number[line]: score for (sid, line), score in
+                        evidence.paragraphs.items() if sid == section.id and line in number}
+        return tuple(windows(blocks, block_scores, section.id, self.counter))
+
+    def _read_blocks(self, loaded: LoadedNote, wanted: BlockRange) -> SectionText:
+        found = resolve_section(loaded, wanted.section, self.counter)
+        blocks = own_blocks(found, loaded.note.sections)
+        text = block_text(found, split_lines(loaded.note.text), wanted, blocks)
+        ref = BlockRange(found.id, wanted.first, wanted.last).ref
+        return SectionText(loaded.note_id, ref, "blocks", found.title, found.date,
+                           self.counter.count(text), text)
+
+    def _dated_entries(self, loaded: LoadedNote, key: str) -> list[Section] | None:
+        """History entries inside a date reference; None when ``key`` is not one (or
+        names a section exactly)."""
+        wanted = parse_date_ref(key)
+        if wanted is None or loaded.note.section(key) is not None:
+            return None
+        return [e for e in loaded.note.entries if dated_inside(e.date, (wanted,))]
+
+    def _read_entries(self, loaded: LoadedNote, key: str,
+                      entries: list[Section]) -> SectionText:
+        if not entries:
+            dated = sorted(e.date for e in loaded.note.entries if e.date)
+            span = f"its entries run from {dated[0]} to {dated[-1]}" if dated else \
+                "it has no dated entries"
+            raise SectionNotFound(f"no history entry of {loaded.note_id!r} falls in {key}; "
+                                  f"{span}")
+        text = "".join(e.text if e.text.endswith("\n") else e.text + "\n" for e in entries)
+        return SectionText(loaded.note_id, key, "entries", f"{len(entries)} entries",
+                           key, self.counter.count(text), text)
+
+    def _row(self, pos: int, section: Section, score: float | None = None,
+             zoom: tuple[Window, ...] = ()) -> MapRow:
+        return MapRow(pos, section.id, section.kind, section.title, section.date,
+                      self.counter.count(section.text), section.parent, score, zoom)
+
+
+def with_prior(hits: list[SearchHit], prior: dict[str, float], words: int,
+               unmatched: Callable[[str], dict[str, object] | None]) -> list[SearchHit]:
+    """Hits re-ranked with the session prior. The vaguer the message (the fewer its own
+    words: 1 word counts fully, 5 or more not at all), the more a note read lately gains:
+    up to ``PRIOR_WEIGHT`` × the best score × its prior. So "y el lag?" stays with the note
+    at hand, while a message that names another topic still goes there. A prior note that
+    matched nothing joins with half that gain (so it stays below the best note that matched
+    the message), with the fields ``unmatched(note)`` gives (none: the note is gone)."""
+    vague = vagueness(words)
+    if not prior or vague <= 0:
+        return hits
+    lift = PRIOR_WEIGHT * vague * max((h.score for h in hits), default=1.0)
+    lifted = [dataclasses.replace(h, score=round(h.score + lift * prior.get(
+        str(h.fields["note_id"]), 0.0), 2)) for h in hits]
+    seen = {str(h.fields["note_id"]) for h in hits}
+    for note, weight in prior.items():
+        fields = unmatched(note) if note not in seen else None
+        if fields is not None:
+            lifted.append(SearchHit(fields, round(lift * weight / 2, 2), ()))
+    return sorted(lifted, key=lambda h: -h.score)
+
+
+def check_limit(limit: int) -> None:
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidArgument(f"limit must be between 1 and {MAX_LIMIT}, got {limit!r}")
+
+
+def resolve_section(loaded: LoadedNote, wanted: str, counter: TokenCounter) -> Section:
+    """Find a section by exact id, ``#N`` map position, or unique prefix of id or date."""
+    sections = list(loaded.note.sections)
+    key = (wanted or "").strip()
+    if not key:
+        raise InvalidArgument("the section is empty; " + _section_list(loaded, counter))
+    exact = next((s for s in sections if s.id == key), None)
+    if exact is None and key == "state":
+        exact = loaded.note.lead  # plain Markdown: its top part stands in for the state
+    if exact is not None:
+        return exact
+    position = re.fullmatch(r"#?(\d+)", key)
+    if position and key.startswith("#"):
+        number = int(position[1]) if len(position[1]) <= 9 else 0
+        if 1 <= number <= len(sections):
+            return sections[number - 1]
+        raise SectionNotFound(f"no section {excerpt(key, 20)} in {loaded.note_id!r} (it has "
+                              f"{len(sections)}); " + _section_list(loaded, counter))
+    matches = [s for s in sections if s.id.startswith(key.casefold())]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise AmbiguousSection(f"section {excerpt(key)} matches {len(matches)} sections in "
+                               f"{loaded.note_id!r}: {', '.join(s.id for s in matches[:10])}; "
+                               "give more of the id")
+    raise SectionNotFound(f"no section {excerpt(key)} in {loaded.note_id!r}; "
+                          + _section_list(loaded, counter))
+
+
+def _section_list(loaded: LoadedNote, counter: TokenCounter, limit: int = 20) -> str:
+    sections = loaded.note.sections
+    shown = ", ".join(f"{s.id} ({counter.count(s.text)} tokens)" for s in sections[:limit])
+    more = f", … {len(sections) - limit} more (run `notes map {loaded.note_id}`)" \
+        if len(sections) > limit else ""
+    return f"sections are: {shown}{more}"
+
+
+def _suggest_hit(fields: dict[str, object], score: float, matched: tuple[str, ...]) -> SuggestHit:
+    return SuggestHit(str(fields["note_id"]), str(fields.get("title") or ""), round(score, 2),
+                      int(str(fields.get("state_tokens") or 0)),
+                      int(str(fields.get("tokens") or 0)), matched)

@@ -1,0 +1,240 @@
+"""The budgeted rung: the best evidence that fits a token budget, in one call.
+
+``recall(query, budget)`` routes like ``suggest`` (the top notes, with the conversation as
+low-weight context), then fills the budget: the best note's state first when it is small
+enough, then blocks (paragraphs, list items) from the whole store ranked by a hierarchical
+score: the block's own BM25 score plus shares of its section's and its note's (evidence
+clusters in a note and an entry), plus a share when its entry is dated inside the question's
+time expression. Picked blocks are shown grouped by note and section, in file order, each
+group labelled ``[note#section:bA-B · date · tokens]``; the last line says what was left out
+and what the next block would cost.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TypeVar
+
+from memory.errors import InvalidArgument, NotesError
+from memory.model.text import split_lines
+from memory.model.timeexpr import asks_when, dated_inside, find_ranges, mentions_time
+from memory.retrieval.answers import label
+from memory.retrieval.ladder import Ladder
+from memory.retrieval.zoom import BlockRange
+from memory.search import ParsedQuery, SearchHit, parse_query
+
+MIN_BUDGET, MAX_BUDGET = 100, 20_000
+POOL = 200  # blocks and sections considered
+ROUTE_NOTES = 3  # notes whose score lifts their blocks
+SECTION_WEIGHT = 0.3  # share of the section's (normalised) score a block adds
+NOTE_WEIGHT = 0.2  # share of the note's (normalised) routing score a block adds
+DATE_WEIGHT = 0.5  # added to a block whose entry falls inside the question's dates
+WHEN_WEIGHT = 0.3  # added, for a "when" question, to a block that carries a time
+STATE_SHARE = 0.35  # the best note's state comes first when it costs at most this share
+LABEL_TOKENS = 8  # what a block adds to its group's label (",b7" or a wider range), at most
+TAIL_TOKENS = 50  # kept for the last line (tokens used, what was left out, the next block)
+K = TypeVar("K")
+
+
+@dataclass(frozen=True)
+class Unit:
+    note: str
+    section: str
+    block: int  # 0 for a whole section (a state)
+    date: str | None
+    start: int  # first line, for file order
+    text: str
+    tokens: int
+    score: float
+
+
+@dataclass(frozen=True)
+class Group:
+    note: str
+    ref: str
+    date: str | None
+    text: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Recalled:
+    query: str
+    budget: int
+    groups: tuple[Group, ...]
+    tokens: int  # of the text the groups show (labels included)
+    left_out: int  # matching blocks that did not fit
+    left_tokens: int
+    next_ref: str | None
+    next_tokens: int
+
+
+def check_budget(budget: int) -> None:
+    if not isinstance(budget, int) or isinstance(budget, bool) or \
+            not MIN_BUDGET <= budget <= MAX_BUDGET:
+        raise InvalidArgument(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}, "
+                              f"got {budget!r}")
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """What one query routes to and matches, before any budget: the top note and the
+    ranked blocks (a bench fills several budgets from one gathering)."""
+
+    query: str
+    top_note: str | None
+    units: tuple[Unit, ...]
+
+
+def recall(ladder: Ladder, query: str, budget: int, context: str | None = None,
+           today: dt.date | None = None, prior: dict[str, float] | None = None) -> Recalled:
+    """The best evidence for ``query`` within ``budget`` tokens (see the module's doc)."""
+    check_budget(budget)
+    return fill(ladder, gather(ladder, query, context, today, prior), budget)
+
+
+def gather(ladder: Ladder, query: str, context: str | None = None,
+           today: dt.date | None = None, prior: dict[str, float] | None = None,
+           hierarchy: bool = True) -> Gathered:
+    """Route, then rank the matching blocks; ``hierarchy=False`` ranks blocks by their own
+    score alone (the bench's ``recall-flat`` policy, to measure what the hierarchy adds)."""
+    parsed = parse_query(query, context)
+    routed = ladder.suggest(query, ROUTE_NOTES, context, prior=prior)
+    note_scores = _normalised({h.note: h.score for h in routed.hits}) if hierarchy else {}
+    units = _ranked_units(ladder, parsed, note_scores, today or dt.date.today(), hierarchy)
+    return Gathered(query, routed.hits[0].note if routed.hits else None, tuple(units))
+
+
+def fill(ladder: Ladder, gathered: Gathered, budget: int) -> Recalled:
+    check_budget(budget)
+    state = _state_unit(ladder, gathered.top_note, budget)
+    return _fill(gathered.query, budget, [state] if state else [], list(gathered.units),
+                 ladder)
+
+
+def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, float],
+                  today: dt.date, hierarchy: bool) -> list[Unit]:
+    blocks, _ = ladder.search(parsed, "paragraph", POOL)
+    sections, _ = ladder.search(parsed, "section", POOL)
+    section_scores = _normalised({(str(h.fields["note_id"]), str(h.fields["section"])): h.score
+                                  for h in sections}) if hierarchy else {}
+    best_block = max((h.score for h in blocks), default=1.0) or 1.0
+    ranges = find_ranges(parsed.text, today)
+    when = asks_when(parsed.text)
+    units = []
+    lines: dict[str, list[str] | None] = {}
+    for hit in blocks:
+        note, section = str(hit.fields["note_id"]), str(hit.fields["section"])
+        score = hit.score / best_block + SECTION_WEIGHT * section_scores.get((note, section), 0)
+        score += NOTE_WEIGHT * note_scores.get(note, 0.0)
+        if dated_inside(hit.fields.get("date"), ranges):
+            score += DATE_WEIGHT
+        note_lines = _note_lines(ladder, note, lines)
+        if note_lines is None:
+            continue  # the note went away or became unreadable since it was indexed
+        unit = _unit(ladder, hit, score, note_lines)
+        if when and mentions_time(unit.text):
+            unit = dataclasses.replace(unit, score=unit.score + WHEN_WEIGHT)
+        units.append(unit)
+    return sorted(units, key=lambda u: -u.score)
+
+
+def _note_lines(ladder: Ladder, note: str,
+                seen: dict[str, list[str] | None]) -> list[str] | None:
+    if note not in seen:
+        try:
+            seen[note] = split_lines(ladder.load(note).note.text)
+        except NotesError:
+            seen[note] = None
+    return seen[note]
+
+
+def _unit(ladder: Ladder, hit: SearchHit, score: float, lines: list[str]) -> Unit:
+    note = str(hit.fields["note_id"])
+    start, end = (int(v) for v in hit.fields["lines"])
+    text = "".join(lines[start:end])
+    block = int(str(hit.fields.get("id", "")).rpartition("@")[2] or 0)
+    return Unit(note, str(hit.fields["section"]), block, hit.fields.get("date"), start, text,
+                ladder.count(text, remember=False), score)
+
+
+def _state_unit(ladder: Ladder, note: str | None, budget: int) -> Unit | None:
+    if note is None:
+        return None
+    try:
+        state = ladder.load(note).note.lead
+    except NotesError:
+        return None  # the note went away since it was routed: no state to show
+    if state is None:
+        return None
+    tokens = ladder.count(state.text)
+    if tokens > STATE_SHARE * budget:
+        return None
+    return Unit(note, state.id, 0, None, state.start, state.text, tokens, float("inf"))
+
+
+def _fill(query: str, budget: int, picked: list[Unit], ranked: list[Unit],
+          ladder: Ladder) -> Recalled:
+    """Greedy by score: a block joins when it fits (with a label if its group is new)."""
+    room = budget - TAIL_TOKENS
+    used = sum(u.tokens + _label_cost(u, ladder) for u in picked)
+    whole = {(u.note, u.section) for u in picked if u.block == 0}
+    groups = {(u.note, u.section) for u in picked}
+    left: list[Unit] = []
+    for unit in ranked:
+        if (unit.note, unit.section) in whole:
+            continue
+        cost = unit.tokens + (LABEL_TOKENS if (unit.note, unit.section) in groups
+                              else _label_cost(unit, ladder))
+        if used + cost <= room:
+            picked.append(unit)
+            groups.add((unit.note, unit.section))
+            used += cost
+        else:
+            left.append(unit)
+    shown = _groups(picked, ladder)
+    while shown and sum(g.tokens for g in shown) > room and len(picked) > 1:
+        left.insert(0, picked.pop())  # merged labels ran longer: drop the last picked
+        shown = _groups(picked, ladder)
+    nxt = left[0] if left else None
+    return Recalled(query, budget, tuple(shown), sum(g.tokens for g in shown), len(left),
+                    sum(u.tokens for u in left),
+                    f"{nxt.note}#{BlockRange(nxt.section, nxt.block, nxt.block).ref}"
+                    if nxt else None,
+                    nxt.tokens if nxt else 0)
+
+
+def _label_cost(unit: Unit, ladder: Ladder) -> int:
+    ref = unit.section if unit.block == 0 else BlockRange(unit.section, unit.block,
+                                                           unit.block).ref
+    return ladder.count(label(unit.note, ref, unit.date), remember=False)
+
+
+def _groups(picked: list[Unit], ladder: Ladder) -> list[Group]:
+    """Picked units by note (in the order the notes were first picked), then section, in
+    file order; consecutive blocks of one section share a label."""
+    order = list(dict.fromkeys(u.note for u in picked))
+    by_section: dict[tuple[str, str], list[Unit]] = defaultdict(list)
+    for unit in picked:
+        by_section[(unit.note, unit.section)].append(unit)
+    out = []
+    for (note, section), units in sorted(by_section.items(), key=lambda kv: (
+            order.index(kv[0][0]), min(u.start for u in kv[1]))):
+        units.sort(key=lambda u: u.start)
+        blocks = [u.block for u in units if u.block]
+        ref = section if not blocks else BlockRange(section, min(blocks), max(blocks)).ref \
+            if blocks == list(range(min(blocks), max(blocks) + 1)) else \
+            f"{section}:" + ",".join(f"b{b}" for b in blocks)
+        body = "".join(u.text if u.text.endswith("\n") else u.text + "\n" for u in units)
+        date = units[0].date
+        text = label(note, ref, date) + body
+        out.append(Group(note, ref, date, text, ladder.count(text, remember=False)))
+    return out
+
+
+def _normalised(scores: dict[K, float]) -> dict[K, float]:
+    top = max(scores.values(), default=0.0)
+    return {k: v / top for k, v in scores.items()} if top > 0 else {}

@@ -1,0 +1,171 @@
+"""Rung 0: the Claude Code ``UserPromptSubmit`` hook.
+
+Reads the hook's JSON on stdin (``prompt``, ``session_id``, ``transcript_path``, ``cwd``),
+suggests notes for the prompt with the last few transcript messages as low-weight context, and
+prints the hook output that adds them to the model's context: at most 4 notes, one line each,
+at most 120 tokens in all, nothing when nothing scores well.
+
+It never blocks or fails the user's prompt: any problem is logged (stderr and
+``<state dir>/hook.log``) and the hook exits 0 with no output.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory.api import Notes
+from memory.model.text import fold
+from memory.retrieval.ladder import SuggestHit, Suggestions
+from memory.state.tokens import TokenCounter
+
+MAX_NOTES = 4
+MAX_TOKENS = 120
+CONTEXT_MESSAGES = 4
+TAIL_BYTES = 256_000
+MIN_SCORE = 3.0
+RELATIVE_FLOOR = 0.4
+# Chit-chat that carries no topic: a greeting must not route to "Buenos Aires", and "go on" must
+# fall back on the conversation. Compared accent-folded.
+FILLER_WORDS = frozenset("""
+hola buenos buenas dias tardes noches gracias vale venga sigue seguir segui continua continuar
+adelante porfa favor perfecto genial listo dale bueno hace hazlo mira revisa comprueba
+hello hi hey thanks thank please ok okay yes yeah sure go on continue proceed next great good
+fine cool check done looks well recommend recommendation recomiendas recomiendes recomienda
+""".split())
+HEADER = "Notes that may help (read with section_map / read_section, or `notes map`):"
+
+
+@dataclass(frozen=True)
+class HookInput:
+    prompt: str
+    session_id: str
+    transcript_path: str
+    cwd: str
+
+
+def parse_input(raw: str) -> HookInput | None:
+    """The hook's JSON, or None when it is not usable."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("prompt"), str):
+        return None
+    return HookInput(data["prompt"], str(data.get("session_id") or ""),
+                     str(data.get("transcript_path") or ""), str(data.get("cwd") or ""))
+
+
+def recent_messages(path: str, count: int = CONTEXT_MESSAGES) -> list[str]:
+    """The last ``count`` user and assistant text messages of a transcript (oldest first)."""
+    if not path or not os.path.isfile(path):
+        return []
+    with open(path, "rb") as handle:
+        handle.seek(max(0, os.path.getsize(path) - TAIL_BYTES))
+        tail = handle.read().decode("utf-8", errors="replace")
+    lines = tail.splitlines()
+    found = _last_texts(lines, count, sidechain=False)
+    return found or _last_texts(lines, count, sidechain=True)  # a sub-agent's own file
+
+
+def _last_texts(lines: list[str], count: int, sidechain: bool) -> list[str]:
+    found: list[str] = []
+    for line in reversed(lines):
+        text = _message_text(line, sidechain)
+        if text:
+            found.append(text)
+            if len(found) == count:
+                break
+    return list(reversed(found))
+
+
+def _message_text(line: str, sidechain: bool) -> str:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return ""  # the first line of the tail is usually cut
+    if not isinstance(record, dict) or record.get("type") not in ("user", "assistant"):
+        return ""
+    if bool(record.get("isSidechain")) != sidechain or record.get("isMeta") \
+            or record.get("isCompactSummary"):
+        return ""
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return " ".join(_texts(content)).strip()[:2000]
+
+
+def _texts(content: Any) -> Iterator[str]:
+    if isinstance(content, str):
+        if not content.startswith("<"):  # command caveats and other wrappers
+            yield content
+        return
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                yield str(block.get("text") or "")
+
+
+def topic_words(prompt: str) -> str:
+    """The prompt without chit-chat words (greetings, "go on", "thanks")."""
+    words = re.findall(r"\w+", prompt)
+    return " ".join(w for w in words if fold(w) not in FILLER_WORDS)
+
+
+def worth_showing(result: Suggestions) -> list[SuggestHit]:
+    """Hits that score well: above a floor, near the best, and the best matched the prompt."""
+    if not result.hits:
+        return []
+    best = result.hits[0]
+    on_prompt = bool(set(result.query_words) & set(best.matched))
+    if best.score < MIN_SCORE or (not on_prompt and len(best.matched) < 2):
+        return []
+    floor = max(MIN_SCORE, best.score * RELATIVE_FLOOR)
+    return [h for h in result.hits[:MAX_NOTES] if h.score >= floor]
+
+
+def context_text(hits: list[SuggestHit], counter: TokenCounter) -> str:
+    """One line per note, dropping the last ones until the whole fits the token budget."""
+    lines = [f"- {h.note} · {h.title} · state {h.state_tokens} of {h.tokens} tokens"
+             for h in hits]
+    while lines:
+        text = "\n".join([HEADER, *lines])
+        if counter.count(text) <= MAX_TOKENS:
+            return text
+        lines.pop()
+    return ""
+
+
+def hook_output(text: str) -> str:
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                              "additionalContext": text}}, ensure_ascii=False)
+
+
+def run_hook(notes: Notes, raw: str) -> str:
+    """The hook's stdout for one input ("" when there is nothing worth adding)."""
+    data = parse_input(raw)
+    if data is None or not data.prompt.strip():
+        return ""
+    context = " ".join(recent_messages(data.transcript_path))
+    prompt = topic_words(data.prompt)
+    if not prompt and not context:
+        return ""
+    result = notes.suggest(prompt, limit=MAX_NOTES, context=context or None,
+                           session=data.session_id or None)
+    text = context_text(worth_showing(result), notes.counter)
+    return hook_output(text) if text else ""
+
+
+def log_problem(state_dir: Path, message: str) -> None:
+    """Append one line to the hook's log; never raises."""
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        with open(state_dir / "hook.log", "a", encoding="utf-8") as handle:
+            handle.write(f"{dt.datetime.now().isoformat(timespec='seconds')} {message}\n")
+    except OSError:
+        pass

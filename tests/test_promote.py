@@ -176,7 +176,7 @@ def test_a_locked_log_never_fails_a_ladder_call(notes: Notes) -> None:
 
 def test_a_corrupt_log_is_set_aside_and_logging_goes_on(store_dir: Path) -> None:
     state = store_dir / ".notes"
-    state.mkdir()
+    state.mkdir(exist_ok=True)
     (state / "usage.sqlite").write_bytes(b"this is not a database" * 100)
     messages: list[str] = []
     notes = Notes(load_config(store_dir), notify=messages.append)

@@ -34,7 +34,7 @@ def test_four_processes_flood_the_log_with_95_kb_queries(store_dir: Path,
                                                          figures: Figures) -> None:
     """Usage log: four processes log 95 KB queries against a 4 MiB cap while promote runs"""
     state = store_dir / ".notes"
-    state.mkdir()
+    state.mkdir(exist_ok=True)
     path = state / "usage.sqlite"
     per_worker = 2500
     ctx = multiprocessing.get_context("spawn")

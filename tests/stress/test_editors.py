@@ -27,9 +27,8 @@ import pytest
 
 from memory import Notes, load_config
 from memory.model.note import parse_note
-from stress.helpers import NOTES_BIN, Figures, stdio_session, text_of
+from stress.helpers import NOTES_BIN, SECONDS, Figures, stdio_session, text_of
 
-SECONDS = float(os.environ.get("NOTES_STRESS_SECONDS", "20"))
 REFUSED = "nothing was written"
 
 EDITOR = r'''

@@ -213,7 +213,14 @@ def start_watcher(notes: Notes) -> Any:
         if report.indexed or report.removed:
             log.info("re-indexed %s", ", ".join(report.indexed + report.removed))
 
+    said: set[str] = set()
+
     def failed(exc: Exception) -> None:  # the watcher goes on after logging it
+        if isinstance(exc, NotesError):  # a known condition (a full disk): one line, once
+            if str(exc) not in said:
+                said.add(str(exc))
+                log.warning("keeping the index fresh: %s", exc)
+            return
         log.error("keeping the index fresh failed", exc_info=exc)
 
     watcher = Watcher(notes.config.notes_dir, refresh, refresh,

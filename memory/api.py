@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memory.backends.base import SearchIndex, make_index
 from memory.config import Config
 from memory.errors import (
     EmptyInput,
@@ -25,9 +24,16 @@ from memory.errors import (
     NotesError,
     StorageError,
 )
-from memory.index import Notify, Progress, RefreshReport
+from memory.index import (
+    Notify,
+    Progress,
+    RefreshReport,
+    SearchIndex,
+    WrittenNote,
+    make_index,
+)
 from memory.model.edit import new_note_text, with_entry, with_state
-from memory.model.note import Note, parse_note
+from memory.model.note import Note
 from memory.model.results import NoteSummary, WriteResult
 from memory.model.text import excerpt
 from memory.retrieval import answers
@@ -37,7 +43,13 @@ from memory.state.check import FileProblem, check_store
 from memory.state.integrity import HistoryGuard, Repair
 from memory.state.ledger import Ledger
 from memory.state.safe_files import FileChanged, Snapshot, create_new, open_for_writing_elsewhere
-from memory.state.store import LoadedNote, Store, missing_note_message, validate_note_id
+from memory.state.store import (
+    LoadedNote,
+    NoteFile,
+    Store,
+    missing_note_message,
+    validate_note_id,
+)
 from memory.state.tokens import CHARS_PER_TOKEN, TokenCounter
 from memory.state.usage import UsageLog
 
@@ -51,6 +63,14 @@ EDITOR_WAIT_S = 2.0  # how long a write waits for an editor that holds the note 
 
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
+
+
+def _written_stat(path: Path) -> os.stat_result | None:
+    """The stat of a note just written (None if it cannot be read: the index reads it)."""
+    try:
+        return path.stat()
+    except OSError:
+        return None
 
 
 class Notes:
@@ -143,13 +163,9 @@ class Notes:
 
     def list_notes(self) -> list[NoteSummary]:
         self.ladder.freshen()
-
-        def collect(searcher: object) -> list[NoteSummary]:
-            docs = searcher.documents(kind="note")  # type: ignore[attr-defined]
-            return [NoteSummary(d["note_id"], d.get("title") or "", d.get("tokens") or 0,
-                                d.get("entries") or 0, d.get("date")) for d in docs]
-
-        return sorted(self.index.run_search(collect), key=lambda n: n.note)
+        stored = self.index.run_search(lambda searcher: searcher.stored_notes())
+        return sorted((NoteSummary(n.note_id, n.title, n.tokens, n.entries, n.date)
+                       for n in stored), key=lambda n: n.note)
 
     # -- writing -----------------------------------------------------------------------
     def create_note(self, note: str, title: str, tags: list[str] | None = None,
@@ -160,7 +176,8 @@ class Notes:
             if path.exists() or not create_new(path, text):
                 raise NoteExists(f"note {excerpt(note_id)} already exists; use `notes state` "
                                  "or `notes log` to change it, or pick another id")
-        warnings = self._after_write(note_id, path, text)
+            written = _written_stat(path)
+        _, warnings = self._after_write(note_id, path, text, written)
         return WriteResult(note_id, "state", self.counter.count(text), path, created=True,
                            warnings=warnings)
 
@@ -176,8 +193,9 @@ class Notes:
     def update_state(self, note: str, new_body: Callable[[Note], str]) -> WriteResult:
         """Replace the state with ``new_body(note)``, computed from the note as it is under
         the lock (a read-modify-write such as a promotion)."""
-        note_id, path, text, warnings = self._change(note, lambda n: with_state(n, new_body(n)))
-        state = self._parsed(text).state
+        note_id, path, loaded, warnings = self._change(note,
+                                                       lambda n: with_state(n, new_body(n)))
+        state = loaded.note.state
         return WriteResult(note_id, "state", self.counter.count(state.text if state else ""),
                            path, warnings=warnings)
 
@@ -188,17 +206,18 @@ class Notes:
         if not body.strip() and not allow_empty:
             raise EmptyInput("the entry's text is empty; give what happened (for a title-only "
                              "entry on purpose: `notes log NOTE --title … --allow-empty`)")
-        note_id, path, text, warnings = self._change(
+        note_id, path, loaded, warnings = self._change(
             note, lambda n: with_entry(n, title, body, date))
-        entry = self._parsed(text).entries[-1]
+        entry = loaded.note.entries[-1]
         return WriteResult(note_id, entry.id, self.counter.count(entry.text), path,
                            warnings=warnings)
 
-    def _change(self, note: str, edit: Callable[[Note], str]) -> tuple[str, Path, str,
+    def _change(self, note: str, edit: Callable[[Note], str]) -> tuple[str, Path, LoadedNote,
                                                                         tuple[str, ...]]:
         """Under the note's lock: read it, refuse it if it is not safe to write over, compute
         the new text, and replace the file only if nobody changed it meanwhile (an editor's
-        save between the read and the rename makes it read again)."""
+        save between the read and the rename makes it read again). Returns the note as
+        written, parsed once (:meth:`_after_write`)."""
         note_id = validate_note_id(note)
         with self.store.locked(note_id) as path:
             for attempt in range(WRITE_ATTEMPTS):
@@ -213,7 +232,9 @@ class Notes:
                 raise NoteBusy(f"{path.name} kept changing while the store tried to write it "
                                "(another program is saving it); nothing was written: retry "
                                "in a moment")
-        return note_id, path, text, self._after_write(note_id, path, text)
+            written = _written_stat(path)
+        loaded, warnings = self._after_write(note_id, path, text, written)
+        return note_id, path, loaded, warnings
 
     def _load_for_write(self, note_id: str, path: Path) -> tuple[LoadedNote, Snapshot]:
         if not path.is_file():
@@ -241,25 +262,33 @@ class Notes:
                                "saved and closed")
             time.sleep(0.05)
 
-    def _parsed(self, text: str) -> Note:
-        return parse_note(text, state_headings=self.config.state_headings,
-                          history_headings=self.config.history_headings)
-
-    def _after_write(self, note_id: str, path: Path, text: str) -> tuple[str, ...]:
-        """Record the note in the ledger and re-index it at once. The note is written
-        whatever happens here: a failure is a warning that the index will catch up."""
+    def _after_write(self, note_id: str, path: Path, text: str,
+                     written: os.stat_result | None) -> tuple[LoadedNote, tuple[str, ...]]:
+        """The one after-write path: parse the written text once, record it in the ledger
+        and hand it to the index, which re-indexes it without reading the file again.
+        ``written`` is the file's stat taken under the note's lock right after the write;
+        when the file is not what was written any more (another size: an editor saved
+        since), or the text is past the size the index reads of a note, the index reads the
+        file instead. The note is written whatever happens here: a failure is a warning
+        that the index will catch up."""
         raw = text.encode("utf-8")
-        self.history.observe([self.store.load_bytes(note_id, path, raw, len(raw))])
+        loaded = self.store.load_bytes(note_id, path, raw, len(raw))
+        self.history.observe([loaded])
         try:
-            self.index.update_notes([note_id])
+            if written is None or written.st_size != len(raw) or \
+                    len(raw) > self.config.max_note_bytes:
+                self.index.update_notes([note_id])
+            else:
+                self.index.index_written([WrittenNote(
+                    NoteFile(note_id, path, written.st_mtime_ns, written.st_size), loaded)])
         except Exception as exc:  # the note is safe on disk; the index is derived
             why = str(exc) if isinstance(exc, NotesError) else \
                 f"{type(exc).__name__}: {str(exc)[:200]}"
             message = (f"the note is written, but the index could not be updated ({why}); "
                        "searches will catch up once the index can be written")
             self.index.notify(f"notes: {message}")
-            return (message,)
-        return ()
+            return loaded, (message,)
+        return loaded, ()
 
     def create_note_from_text(self, note: str, text: str) -> WriteResult:
         """Create a note whose whole text is given (`notes init`'s starter, `notes import`);
@@ -268,7 +297,8 @@ class Notes:
         with self.store.locked(note_id) as path:
             if path.exists() or not create_new(path, text):
                 raise NoteExists(f"note {excerpt(note_id)} already exists; pick another id")
-        warnings = self._after_write(note_id, path, text)
+            written = _written_stat(path)
+        _, warnings = self._after_write(note_id, path, text, written)
         return WriteResult(note_id, "note", self.counter.count(text), path, created=True,
                            warnings=warnings)
 

@@ -24,7 +24,7 @@ from typing import Any
 from benchmarks.perf.generator import PerfQuery
 from memory.api import Notes
 from memory.config import Config
-from memory.search import parse_query, search
+from memory.index import parse_query
 
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 
@@ -147,8 +147,8 @@ def library_update(notes: Notes, runs: int = 5) -> Figures:
 
 def _visible(notes: Notes, word: str, note_id: str) -> bool:
     parsed = parse_query(word)
-    hits, _ = notes.index.run_search(lambda s: search(s, parsed, "note", 3))
-    return any(h.fields.get("note_id") == note_id for h in hits)
+    hits, _ = notes.index.run_search(lambda s: s.search_notes(parsed, 3))
+    return any(h.doc.note_id == note_id for h in hits)
 
 
 @contextlib.contextmanager

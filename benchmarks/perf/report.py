@@ -234,7 +234,7 @@ METHOD = """## How each figure is measured
 - **Full build**: `Notes.refresh_index(rebuild=True)` in a fresh process with an empty state
   folder (token counts not cached), timed from the call; peak memory is that process's
   `ru_maxrss`, plus, when Whoosh builds with one worker process per core
-  (`memory/backends/whoosh_build.py`), the largest worker's peak times the number of
+  (`memory/index/whoosh/build.py`), the largest worker's peak times the number of
   workers: an upper bound (peaks need not coincide, and pages a forked worker shares with
   its parent count twice). The rebuild with a warm token cache is a second such process.
 - **Warm ladder**: one process, after one warm-up call; every query once: `suggest` (which
@@ -328,7 +328,7 @@ BACKENDS = """## The two backends
 
 `NOTES_BACKEND=whoosh` (the default) is the embedded pure-Python index; `NOTES_BACKEND=tantivy`
 (`pip install 'notes-memory[tantivy]'`, tantivy 0.27.0, a native wheel) is the same index
-behind the same interface (`memory/backends/base.py`: open, refresh, update, rebuild, search),
+behind the same interface (`memory/index/interface.py`: open, refresh, update, rebuild, search),
 kept in `<state>/index-tantivy` beside Whoosh's `<state>/index`. Both pass
 `tests/test_backend_conformance.py` (golden routing, section scores, freshness after edits
 and from other processes, rebuild after damage or a version change, hostile queries).

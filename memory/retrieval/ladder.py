@@ -14,8 +14,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memory.backends.base import SearchIndex
 from memory.errors import AmbiguousSection, IndexUnavailable, InvalidArgument, SectionNotFound
+from memory.index import (
+    Found,
+    ParsedQuery,
+    PartKind,
+    SearchHit,
+    SearchIndex,
+    StoredNote,
+    StoredPart,
+    parse_query,
+    vagueness,
+)
 from memory.model.note import Section
 from memory.model.text import excerpt, split_lines
 from memory.model.timeexpr import dated_inside, parse_date_ref
@@ -35,7 +45,6 @@ from memory.retrieval.zoom import (
     parse_block_ref,
     windows,
 )
-from memory.search import ParsedQuery, SearchHit, parse_query, search, vagueness
 from memory.state.store import LoadedNote, Store
 from memory.state.tokens import TokenCounter
 
@@ -148,10 +157,10 @@ class Ladder:
         self.freshen()
         pool = limit + len(prior or {})
         hits, total = self.index.run_search(
-            lambda searcher: search(searcher, parsed, "note", pool))
+            lambda searcher: searcher.search_notes(parsed, pool))
         ranked = with_prior(hits, prior or {}, len(parsed.words), self._note_fields)
         total += len(ranked) - len(hits)  # notes the prior added count among the candidates
-        return Suggestions(query, tuple(_suggest_hit(h.fields, h.score, h.matched)
+        return Suggestions(query, tuple(_suggest_hit(h.doc, h.score, h.matched)
                                         for h in ranked[:limit]), total,
                            tuple(parsed.query_words))
 
@@ -165,13 +174,12 @@ class Ladder:
         return recall(self, query, budget, context, today, prior)
 
     # -- what the rungs read (recall and the bench read through these too) -----------------
-    def search(self, parsed: ParsedQuery, kind: str, limit: int | None,
-               note_id: str | None = None) -> tuple[list[SearchHit], int]:
-        """Hits of one document kind (``note``, ``section``, ``paragraph``), best first."""
+    def search(self, parsed: ParsedQuery, kind: PartKind, limit: int | None,
+               note_id: str | None = None) -> Found[StoredPart]:
+        """Hits of sections or paragraphs (of the store, or of one note), best first."""
         self.freshen()
-        result: tuple[list[SearchHit], int] = self.index.run_search(
-            lambda searcher: search(searcher, parsed, kind, limit, note_id=note_id))
-        return result
+        return self.index.run_search(
+            lambda searcher: searcher.search_parts(parsed, kind, limit, note_id=note_id))
 
     def load(self, note_id: str) -> LoadedNote:
         return self.store.load(note_id)
@@ -179,13 +187,11 @@ class Ladder:
     def count(self, text: str, remember: bool = True) -> int:
         return self.counter.count(text, remember=remember)
 
-    def _note_fields(self, note_id: str) -> dict[str, object] | None:
-        """What ``suggest`` shows of a note that matched no word: its note document's stored
-        fields, as for a hit (None if the note is gone). Read from the index, which suggest
-        has just refreshed; parsing the file instead cost ~7 ms a note on every vague query."""
-        found = self.index.run_search(
-            lambda searcher: next(iter(searcher.documents(kind="note", note_id=note_id)), None))
-        return dict(found) if found is not None else None
+    def _note_fields(self, note_id: str) -> StoredNote | None:
+        """What ``suggest`` shows of a note that matched no word: what the index holds of
+        it, as for a hit (None if the note is gone). Read from the index, which suggest has
+        just refreshed; parsing the file instead cost ~7 ms a note on every vague query."""
+        return self.index.run_search(lambda searcher: searcher.stored_note(note_id))
 
     def section_map(self, note_id: str, query: str | None = None,
                     today: dt.date | None = None) -> SectionMap:
@@ -241,12 +247,11 @@ class Ladder:
         parsed = parse_query(query)
         self.freshen()
         sections, _ = self.index.run_search(
-            lambda searcher: search(searcher, parsed, "section", None, note_id=note_id))
+            lambda searcher: searcher.search_parts(parsed, "section", None, note_id=note_id))
         paragraphs, _ = self.index.run_search(
-            lambda searcher: search(searcher, parsed, "paragraph", None, note_id=note_id))
-        return Evidence({str(h.fields["section"]): h.score for h in sections},
-                        {(str(h.fields["section"]), int(h.fields["lines"][0])): h.score
-                         for h in paragraphs})
+            lambda searcher: searcher.search_parts(parsed, "paragraph", None, note_id=note_id))
+        return Evidence({h.doc.section: h.score for h in sections},
+                        {(h.doc.section, h.doc.lines[0]): h.score for h in paragraphs})
 
     def _shown_entries(self, sections: tuple[Section, ...],
                        scores: dict[str, float]) -> tuple[set[str], Omitted | None]:
@@ -305,8 +310,8 @@ class Ladder:
                       self.counter.count(section.text), section.parent, score, zoom)
 
 
-def with_prior(hits: list[SearchHit], prior: dict[str, float], words: int,
-               unmatched: Callable[[str], dict[str, object] | None]) -> list[SearchHit]:
+def with_prior(hits: list[SearchHit[StoredNote]], prior: dict[str, float], words: int,
+               unmatched: Callable[[str], StoredNote | None]) -> list[SearchHit[StoredNote]]:
     """Hits re-ranked with the session prior. The vaguer the message (the fewer its own
     words: 1 word counts fully, 5 or more not at all), the more a note read lately gains:
     up to ``PRIOR_WEIGHT`` × the best score × its prior. So "y el lag?" stays with the note
@@ -318,12 +323,12 @@ def with_prior(hits: list[SearchHit], prior: dict[str, float], words: int,
         return hits
     lift = PRIOR_WEIGHT * vague * max((h.score for h in hits), default=1.0)
     lifted = [dataclasses.replace(h, score=round(h.score + lift * prior.get(
-        str(h.fields["note_id"]), 0.0), 2)) for h in hits]
-    seen = {str(h.fields["note_id"]) for h in hits}
+        h.doc.note_id, 0.0), 2)) for h in hits]
+    seen = {h.doc.note_id for h in hits}
     for note, weight in prior.items():
-        fields = unmatched(note) if note not in seen else None
-        if fields is not None:
-            lifted.append(SearchHit(fields, round(lift * weight / 2, 2), ()))
+        stored = unmatched(note) if note not in seen else None
+        if stored is not None:
+            lifted.append(SearchHit(stored, round(lift * weight / 2, 2), ()))
     return sorted(lifted, key=lambda h: -h.score)
 
 
@@ -369,7 +374,6 @@ def _section_list(loaded: LoadedNote, counter: TokenCounter, limit: int = 20) ->
     return f"sections are: {shown}{more}"
 
 
-def _suggest_hit(fields: dict[str, object], score: float, matched: tuple[str, ...]) -> SuggestHit:
-    return SuggestHit(str(fields["note_id"]), str(fields.get("title") or ""), round(score, 2),
-                      int(str(fields.get("state_tokens") or 0)),
-                      int(str(fields.get("tokens") or 0)), matched)
+def _suggest_hit(stored: StoredNote, score: float, matched: tuple[str, ...]) -> SuggestHit:
+    return SuggestHit(stored.note_id, stored.title, round(score, 2), stored.state_tokens,
+                      stored.tokens, matched)

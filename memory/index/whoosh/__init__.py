@@ -1,0 +1,7 @@
+"""The Whoosh backend (the default; embedded, pure Python). Importing this package imports
+Whoosh and installs its patches (:mod:`.opening`): only :func:`memory.index.interface.make_index`
+does, when a Whoosh index is made."""
+
+from memory.index.whoosh.index import WhooshIndex
+
+__all__ = ["WhooshIndex"]

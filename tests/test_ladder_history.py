@@ -150,7 +150,7 @@ def test_context_routes_a_vague_question(lib: Notes) -> None:
 
 
 def test_recall_fits_the_budget_and_labels_its_evidence(lib: Notes) -> None:
-    from memory import render
+    from memory.fronts import render
 
     for budget in (100, 150, 400, 2000):
         shown = recall(lib.ladder, "lag réplica failover colas", budget, today=ASKED)

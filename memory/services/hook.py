@@ -233,7 +233,11 @@ def main(load: Callable[[], Config], stdin: IO[str] | None = None) -> int:
         log_problem(_log_dir(config, load), message)
         return 0
     if output:
-        sys.stdout.write(output + "\n")
+        try:
+            sys.stdout.write(output + "\n")
+            sys.stdout.flush()
+        except OSError:  # Claude Code stopped reading (timed out): nothing more to do
+            pass
     return 0
 
 

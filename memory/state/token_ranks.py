@@ -73,7 +73,10 @@ def write_ranks(path: Path, encoding: Any) -> bool:
         os.replace(temp, path)
         return True
     except (OSError, sqlite3.Error):
-        temp.unlink(missing_ok=True)
+        try:
+            temp.unlink(missing_ok=True)
+        except OSError:
+            pass
         return False
 
 

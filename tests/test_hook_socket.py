@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import socket
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -99,7 +100,8 @@ def test_the_server_answers_as_the_hook_process_does(store_dir: Path, tmp_path: 
     try:
         running.wait_listening()
         config = load_config(store_dir)
-        request = {"session": hook.default_session(config), "store": hook.store_key(config)}
+        request = {"session": f"hook-{os.getpid()}",  # what a hook process started here sends
+                   "store": hook.store_key(config)}
         direct = [ask(running.state, {**request, "input": i}) for i in inputs]
         through = [run_hook(store_dir, i) for i in inputs]
     finally:
@@ -108,6 +110,13 @@ def test_the_server_answers_as_the_hook_process_does(store_dir: Path, tmp_path: 
     assert [d and d.get("output") for d in direct] == [a.stdout.rstrip("\n") for a in alone]
     assert sum(bool(a.stdout) for a in alone) >= 4  # most of them add notes
     assert not socket_path(running.state).exists()  # removed when the server stopped
+    with sqlite3.connect(running.state / "usage.sqlite") as db:
+        rows = db.execute("SELECT session, front, rung, query, ranked FROM calls WHERE "
+                          "rung = 'suggest' ORDER BY id").fetchall()
+    third = len(rows) // 3  # the usage log holds each call alike, as the hook's, 3 times
+    assert third >= 4 and rows[:third] == rows[third:2 * third] == rows[2 * third:]
+    assert {row[1] for row in rows} == {"hook"}
+    assert {row[0] for row in rows} == {"s1", f"hook-{os.getpid()}"}
 
 
 def test_the_socket_is_the_users_alone(server: Server) -> None:

@@ -78,4 +78,5 @@ def test_a_cold_hook_counts_without_tiktoken(store_dir: Path) -> None:
     loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines()
               if line.startswith("import time:")}
     assert "tiktoken" not in loaded and "whoosh" in loaded  # counted here, from the table
+    assert not loaded & {"asyncio", "urllib.request", "cached_property"}  # Whoosh's unused
     assert count_exact(text) <= 120

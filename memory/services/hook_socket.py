@@ -181,6 +181,7 @@ class HookSocket:
         self._sock: socket.socket | None = None
         self._bound: tuple[int, int] | None = None  # (device, inode) of our socket file
         self._stop = threading.Event()
+        self._binding = threading.Lock()  # taking the path back never races stop()
         self._thread: threading.Thread | None = None
         self._slots = threading.BoundedSemaphore(MAX_WORKERS)
 
@@ -255,13 +256,14 @@ class HookSocket:
     def _keep_path(self) -> None:
         """Take the path back if our socket file is gone (a second server for the same
         store replaced it, then stopped and removed it)."""
-        if self._ours() or os.path.lexists(self.path):
-            return
-        old = self._sock
-        if self._bind(take_over=False):
-            if old is not None:
-                old.close()
-            self.log(f"hook socket: listening again on {self.path}")
+        with self._binding:
+            if self._stop.is_set() or self._ours() or os.path.lexists(self.path):
+                return
+            old = self._sock
+            if self._bind(take_over=False):
+                if old is not None:
+                    old.close()
+                self.log(f"hook socket: listening again on {self.path}")
 
     def _handle(self, conn: socket.socket) -> None:
         try:
@@ -296,8 +298,9 @@ class HookSocket:
 
     def stop(self) -> None:
         """Stop listening and remove our socket file (not one another server put there)."""
-        self._stop.set()
-        sock, self._sock = self._sock, None
+        with self._binding:
+            self._stop.set()
+            sock, self._sock = self._sock, None
         if sock is not None:
             if self._ours():
                 try:

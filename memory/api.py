@@ -6,6 +6,7 @@ made under the note's lock, atomically, and re-indexed at once.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import os
 import sqlite3
@@ -13,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memory.config import Config
 from memory.errors import (
@@ -32,14 +34,11 @@ from memory.index import (
     WrittenNote,
     make_index,
 )
-from memory.model.edit import new_note_text, with_entry, with_state
 from memory.model.note import Note
 from memory.model.results import NoteSummary, WriteResult
 from memory.model.text import excerpt
 from memory.retrieval import answers
 from memory.retrieval.ladder import Ladder, SectionMap, SectionText, Suggestions
-from memory.retrieval.recall import Recalled
-from memory.state.check import FileProblem, check_store
 from memory.state.integrity import HistoryGuard, Repair
 from memory.state.ledger import Ledger
 from memory.state.safe_files import FileChanged, Snapshot, create_new, open_for_writing_elsewhere
@@ -52,6 +51,10 @@ from memory.state.store import (
 )
 from memory.state.tokens import CHARS_PER_TOKEN, TokenCounter
 from memory.state.usage import UsageLog
+
+if TYPE_CHECKING:  # the writes' and the check's modules are imported when first used
+    from memory.retrieval.recall import Recalled
+    from memory.state.check import FileProblem
 
 PRIOR_WINDOW_S = 30 * 60  # how far back the session prior looks
 DEFAULT_RECALL_BUDGET = 1500
@@ -92,6 +95,14 @@ class Notes:
         self.ladder = Ladder(self.store, self.index, self.counter)
         self.usage = UsageLog.for_config(config, notify) if config.usage_log else None
         self.default_session = config.session or f"{front}-{os.getppid()}"
+
+    def with_front(self, front: str, default_session: str) -> Notes:
+        """This store as another front end uses it (the prompt hook answered by the MCP
+        server): the same index, caches and logs, only the usage log's front and default
+        session differ. Close the original, not the view."""
+        view = copy.copy(self)
+        view.front, view.default_session = front, default_session
+        return view
 
     def _observe(self, loaded: list[LoadedNote]) -> None:
         self.history.observe(loaded)
@@ -170,6 +181,8 @@ class Notes:
     # -- writing -----------------------------------------------------------------------
     def create_note(self, note: str, title: str, tags: list[str] | None = None,
                     aliases: list[str] | None = None) -> WriteResult:
+        from memory.model.edit import new_note_text
+
         note_id = validate_note_id(note)
         text = new_note_text(title, tags or [], aliases)
         with self.store.locked(note_id) as path:
@@ -193,6 +206,8 @@ class Notes:
     def update_state(self, note: str, new_body: Callable[[Note], str]) -> WriteResult:
         """Replace the state with ``new_body(note)``, computed from the note as it is under
         the lock (a read-modify-write such as a promotion)."""
+        from memory.model.edit import with_state
+
         note_id, path, loaded, warnings = self._change(note,
                                                        lambda n: with_state(n, new_body(n)))
         state = loaded.note.state
@@ -206,6 +221,8 @@ class Notes:
         if not body.strip() and not allow_empty:
             raise EmptyInput("the entry's text is empty; give what happened (for a title-only "
                              "entry on purpose: `notes log NOTE --title … --allow-empty`)")
+        from memory.model.edit import with_entry
+
         note_id, path, loaded, warnings = self._change(
             note, lambda n: with_entry(n, title, body, date))
         entry = loaded.note.entries[-1]
@@ -306,9 +323,12 @@ class Notes:
     def refresh_index(self, rebuild: bool = False,
                       progress: Progress | None = None) -> RefreshReport:
         if rebuild:
-            return self.index.rebuild(progress=progress)
-        self.index.open()
-        return self.index.refresh(progress=progress)
+            report = self.index.rebuild(progress=progress)
+        else:
+            self.index.open()
+            report = self.index.refresh(progress=progress)
+        self.counter.save_ranks()  # what a cold hook counts its lines with (token_ranks)
+        return report
 
     def tidy_index(self) -> int:
         """Merge the small index segments that quick commits left; how many were merged."""
@@ -316,6 +336,8 @@ class Notes:
 
     def check(self) -> list[FileProblem]:
         """Format problems of every note, then history entries changed since recorded."""
+        from memory.state.check import check_store
+
         return check_store(self.store, self.counter) + self.history.problems()
 
     def restore_history(self, note: str | None = None) -> list[Repair]:

@@ -28,28 +28,14 @@ from memory.index import (
 )
 from memory.model.note import Section
 from memory.model.text import excerpt, split_lines
-from memory.model.timeexpr import dated_inside, parse_date_ref
-from memory.retrieval.section_scores import (
-    Evidence,
-    clear_winner,
-    ranked_ids,
-    score_sections,
-    when_boosted,
-)
-from memory.retrieval.zoom import (
-    ZOOM_TOKENS,
-    BlockRange,
-    Window,
-    block_text,
-    own_blocks,
-    parse_block_ref,
-    windows,
-)
 from memory.state.store import LoadedNote, Store
 from memory.state.tokens import TokenCounter
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the maps' and reads' modules are imported by the rungs that use them, so
+    # that a process that only suggests (the prompt hook) does not load them
     from memory.retrieval.recall import Recalled
+    from memory.retrieval.section_scores import Evidence
+    from memory.retrieval.zoom import BlockRange, Window
 
 MAX_LIMIT = 50
 NOT_PICKED = ("header", "history")  # metadata, and the container of every entry
@@ -204,6 +190,13 @@ class Ladder:
             rows = tuple(self._row(pos, s) for pos, s in enumerate(sections, start=1))
             return SectionMap(loaded.note_id, loaded.note.title,
                               self.counter.count(loaded.note.text), rows)
+        from memory.retrieval.section_scores import (
+            clear_winner,
+            ranked_ids,
+            score_sections,
+            when_boosted,
+        )
+
         evidence = when_boosted(self._evidence(loaded.note_id, query), sections, query)
         scored = score_sections(sections, evidence, query, today or dt.date.today())
         pickable = {s.id for s in sections if s.kind not in NOT_PICKED
@@ -224,6 +217,8 @@ class Ladder:
         """Rung 3: one section by id, unique prefix or map position ``#N``; a block range
         of it (``id:b3-5``); or the history entries of a date or range (``2026-11``,
         ``2026-11-01..2026-11-15``)."""
+        from memory.retrieval.zoom import parse_block_ref
+
         loaded = self.store.load(note_id)
         key = (section or "").strip()
         blocks = parse_block_ref(key)
@@ -244,6 +239,8 @@ class Ladder:
                            self.counter.count(text), text)
 
     def _evidence(self, note_id: str, query: str) -> Evidence:
+        from memory.retrieval.section_scores import Evidence
+
         parsed = parse_query(query)
         self.freshen()
         sections, _ = self.index.run_search(
@@ -268,6 +265,8 @@ class Ladder:
 
     def _zoom(self, loaded: LoadedNote, section: Section,
               evidence: Evidence) -> tuple[Window, ...]:
+        from memory.retrieval.zoom import ZOOM_TOKENS, own_blocks, windows
+
         if self.counter.count(section.text) <= ZOOM_TOKENS:
             return ()
         blocks = own_blocks(section, loaded.note.sections)
@@ -277,6 +276,8 @@ class Ladder:
         return tuple(windows(blocks, block_scores, section.id, self.counter))
 
     def _read_blocks(self, loaded: LoadedNote, wanted: BlockRange) -> SectionText:
+        from memory.retrieval.zoom import BlockRange, block_text, own_blocks
+
         found = resolve_section(loaded, wanted.section, self.counter)
         blocks = own_blocks(found, loaded.note.sections)
         text = block_text(found, split_lines(loaded.note.text), wanted, blocks)
@@ -287,6 +288,8 @@ class Ladder:
     def _dated_entries(self, loaded: LoadedNote, key: str) -> list[Section] | None:
         """History entries inside a date reference; None when ``key`` is not one (or
         names a section exactly)."""
+        from memory.model.timeexpr import dated_inside, parse_date_ref
+
         wanted = parse_date_ref(key)
         if wanted is None or loaded.note.section(key) is not None:
             return None

@@ -16,14 +16,11 @@ only on that second path.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import functools
 import json
 import os
 import re
 import sys
-import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,8 +195,7 @@ def answer(config: Config, raw: str) -> str:
                                                "store": store_key(config)})
     if reply is not None and isinstance(reply.get("output"), str):
         return str(reply["output"])
-    with _without_whooshs_unused_imports():
-        from memory.api import Notes
+    from memory.api import Notes
 
     notes = Notes(config, notify=lambda _: None, front="hook")
     try:
@@ -209,43 +205,6 @@ def answer(config: Config, raw: str) -> str:
         return output
     finally:
         notes.close()
-
-
-@contextlib.contextmanager
-def _without_whooshs_unused_imports() -> Iterator[None]:
-    """While the index's modules are imported: stand-ins for two modules Whoosh imports and
-    the hook never uses, about a sixth of a cold hook. ``whoosh.compat`` imports
-    ``urllib.request`` (with ``http.client``, ``email``, ``ssl``) for a ``urlretrieve`` that
-    Whoosh never calls, and ``whoosh.reading`` takes ``cached_property`` from the package of
-    that name, which imports ``asyncio`` for coroutine properties Whoosh does not have
-    (``functools.cached_property`` does the same for a plain one). Each stand-in is put only
-    where the real module is not imported yet and taken out afterwards, so anything that
-    imports them later gets the real ones."""
-    standing = {"urllib.request": _stand_in("urllib.request", urlretrieve=_urlretrieve),
-                "cached_property": _stand_in("cached_property",
-                                             cached_property=functools.cached_property)}
-    placed = [name for name in standing if name not in sys.modules]
-    for name in placed:
-        sys.modules[name] = standing[name]
-    try:
-        yield
-    finally:
-        for name in placed:
-            if sys.modules.get(name) is standing[name]:
-                del sys.modules[name]
-
-
-def _stand_in(name: str, **attributes: Any) -> types.ModuleType:
-    module = types.ModuleType(name, "a stand-in while the index is imported (memory.services."
-                                    "hook)")
-    module.__dict__.update(attributes)
-    return module
-
-
-def _urlretrieve(*args: Any, **kwargs: Any) -> Any:
-    from urllib.request import urlretrieve
-
-    return urlretrieve(*args, **kwargs)
 
 
 def serve_request(notes: Notes, request: dict[str, Any]) -> dict[str, Any]:

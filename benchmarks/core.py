@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memory import Notes, load_config  # noqa: E402
-from memory.analysis import query_terms  # noqa: E402
+from memory.index.words import query_words  # noqa: E402
 from memory.state.store import Store  # noqa: E402
 
 NOTES_BIN = Path(sys.executable).parent / "notes"
@@ -53,7 +53,7 @@ def queries() -> list[str]:
 
 
 def scan_baseline(root: Path, query: str) -> list[str]:
-    words = [w for w, _, _ in query_terms(query)]
+    words = [w for w, _ in query_words(query)]
     hits = []
     for path in root.rglob("*.md"):
         text = path.read_text(errors="replace").casefold()

@@ -3,25 +3,47 @@
 The public API: build a :class:`Config` with :func:`load_config`, then ``Notes(config)`` gives
 the ladder (``suggest``, ``section_map``, ``read_section``) and the writes (``create_note``,
 ``write_state``, ``append_history``).
+
+The names below are imported on first use, so that importing one small module of the package
+(the prompt hook's entry, :mod:`memory.config`) does not load the index and the parsers.
 """
 
-from memory.api import Notes
-from memory.config import Config, load_config
-from memory.errors import (
-    AmbiguousSection,
-    ConfigError,
-    IndexUnavailable,
-    InvalidArgument,
-    InvalidNoteId,
-    NoteExists,
-    NoteFormatError,
-    NoteNotFound,
-    NotesError,
-    SectionNotFound,
-)
-from memory.model.note import Note, Section, parse_note
-from memory.model.results import NoteSummary, WriteResult
-from memory.retrieval.ladder import MapRow, SectionMap, SectionText, SuggestHit, Suggestions
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory.api import Notes
+    from memory.config import Config, load_config
+    from memory.errors import (
+        AmbiguousSection,
+        ConfigError,
+        IndexUnavailable,
+        InvalidArgument,
+        InvalidNoteId,
+        NoteExists,
+        NoteFormatError,
+        NoteNotFound,
+        NotesError,
+        SectionNotFound,
+    )
+    from memory.model.note import Note, Section, parse_note
+    from memory.model.results import NoteSummary, WriteResult
+    from memory.retrieval.ladder import MapRow, SectionMap, SectionText, SuggestHit, Suggestions
+
+_HOMES = {
+    "memory.api": ("Notes",),
+    "memory.config": ("Config", "load_config"),
+    "memory.errors": ("AmbiguousSection", "ConfigError", "IndexUnavailable", "InvalidArgument",
+                      "InvalidNoteId", "NoteExists", "NoteFormatError", "NoteNotFound",
+                      "NotesError", "SectionNotFound"),
+    "memory.model.note": ("Note", "Section", "parse_note"),
+    "memory.model.results": ("NoteSummary", "WriteResult"),
+    "memory.retrieval.ladder": ("MapRow", "SectionMap", "SectionText", "SuggestHit",
+                                "Suggestions"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "AmbiguousSection", "Config", "ConfigError", "IndexUnavailable", "InvalidArgument",
@@ -29,3 +51,16 @@ __all__ = [
     "NoteSummary", "Notes", "NotesError", "Section", "SectionMap", "SectionNotFound",
     "SectionText", "SuggestHit", "Suggestions", "WriteResult", "load_config", "parse_note",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memory' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

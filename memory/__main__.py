@@ -1,5 +1,5 @@
 """``python -m memory`` runs the `notes` command line."""
 
-from memory.fronts.cli import main
+from memory.fronts.entry import main
 
 main()

@@ -6,6 +6,7 @@ made under the note's lock, atomically, and re-indexed at once.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import os
 import sqlite3
@@ -13,8 +14,8 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memory.backends.base import SearchIndex, make_index
 from memory.config import Config
 from memory.errors import (
     EmptyInput,
@@ -25,21 +26,35 @@ from memory.errors import (
     NotesError,
     StorageError,
 )
-from memory.index import Notify, Progress, RefreshReport
-from memory.model.edit import new_note_text, with_entry, with_state
-from memory.model.note import Note, parse_note
+from memory.index import (
+    Notify,
+    Progress,
+    RefreshReport,
+    SearchIndex,
+    WrittenNote,
+    make_index,
+)
+from memory.model.note import Note
 from memory.model.results import NoteSummary, WriteResult
 from memory.model.text import excerpt
 from memory.retrieval import answers
 from memory.retrieval.ladder import Ladder, SectionMap, SectionText, Suggestions
-from memory.retrieval.recall import Recalled
-from memory.state.check import FileProblem, check_store
 from memory.state.integrity import HistoryGuard, Repair
 from memory.state.ledger import Ledger
 from memory.state.safe_files import FileChanged, Snapshot, create_new, open_for_writing_elsewhere
-from memory.state.store import LoadedNote, Store, missing_note_message, validate_note_id
+from memory.state.store import (
+    LoadedNote,
+    NoteFile,
+    Store,
+    missing_note_message,
+    validate_note_id,
+)
 from memory.state.tokens import CHARS_PER_TOKEN, TokenCounter
 from memory.state.usage import UsageLog
+
+if TYPE_CHECKING:  # the writes' and the check's modules are imported when first used
+    from memory.retrieval.recall import Recalled
+    from memory.state.check import FileProblem
 
 PRIOR_WINDOW_S = 30 * 60  # how far back the session prior looks
 DEFAULT_RECALL_BUDGET = 1500
@@ -51,6 +66,14 @@ EDITOR_WAIT_S = 2.0  # how long a write waits for an editor that holds the note 
 
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
+
+
+def _written_stat(path: Path) -> os.stat_result | None:
+    """The stat of a note just written (None if it cannot be read: the index reads it)."""
+    try:
+        return path.stat()
+    except OSError:
+        return None
 
 
 class Notes:
@@ -72,6 +95,14 @@ class Notes:
         self.ladder = Ladder(self.store, self.index, self.counter)
         self.usage = UsageLog.for_config(config, notify) if config.usage_log else None
         self.default_session = config.session or f"{front}-{os.getppid()}"
+
+    def with_front(self, front: str, default_session: str) -> Notes:
+        """This store as another front end uses it (the prompt hook answered by the MCP
+        server): the same index, caches and logs, only the usage log's front and default
+        session differ. Close the original, not the view."""
+        view = copy.copy(self)
+        view.front, view.default_session = front, default_session
+        return view
 
     def _observe(self, loaded: list[LoadedNote]) -> None:
         self.history.observe(loaded)
@@ -143,24 +174,23 @@ class Notes:
 
     def list_notes(self) -> list[NoteSummary]:
         self.ladder.freshen()
-
-        def collect(searcher: object) -> list[NoteSummary]:
-            docs = searcher.documents(kind="note")  # type: ignore[attr-defined]
-            return [NoteSummary(d["note_id"], d.get("title") or "", d.get("tokens") or 0,
-                                d.get("entries") or 0, d.get("date")) for d in docs]
-
-        return sorted(self.index.run_search(collect), key=lambda n: n.note)
+        stored = self.index.run_search(lambda searcher: searcher.stored_notes())
+        return sorted((NoteSummary(n.note_id, n.title, n.tokens, n.entries, n.date)
+                       for n in stored), key=lambda n: n.note)
 
     # -- writing -----------------------------------------------------------------------
     def create_note(self, note: str, title: str, tags: list[str] | None = None,
                     aliases: list[str] | None = None) -> WriteResult:
+        from memory.model.edit import new_note_text
+
         note_id = validate_note_id(note)
         text = new_note_text(title, tags or [], aliases)
         with self.store.locked(note_id) as path:
             if path.exists() or not create_new(path, text):
                 raise NoteExists(f"note {excerpt(note_id)} already exists; use `notes state` "
                                  "or `notes log` to change it, or pick another id")
-        warnings = self._after_write(note_id, path, text)
+            written = _written_stat(path)
+        _, warnings = self._after_write(note_id, path, text, written)
         return WriteResult(note_id, "state", self.counter.count(text), path, created=True,
                            warnings=warnings)
 
@@ -176,8 +206,11 @@ class Notes:
     def update_state(self, note: str, new_body: Callable[[Note], str]) -> WriteResult:
         """Replace the state with ``new_body(note)``, computed from the note as it is under
         the lock (a read-modify-write such as a promotion)."""
-        note_id, path, text, warnings = self._change(note, lambda n: with_state(n, new_body(n)))
-        state = self._parsed(text).state
+        from memory.model.edit import with_state
+
+        note_id, path, loaded, warnings = self._change(note,
+                                                       lambda n: with_state(n, new_body(n)))
+        state = loaded.note.state
         return WriteResult(note_id, "state", self.counter.count(state.text if state else ""),
                            path, warnings=warnings)
 
@@ -188,17 +221,20 @@ class Notes:
         if not body.strip() and not allow_empty:
             raise EmptyInput("the entry's text is empty; give what happened (for a title-only "
                              "entry on purpose: `notes log NOTE --title … --allow-empty`)")
-        note_id, path, text, warnings = self._change(
+        from memory.model.edit import with_entry
+
+        note_id, path, loaded, warnings = self._change(
             note, lambda n: with_entry(n, title, body, date))
-        entry = self._parsed(text).entries[-1]
+        entry = loaded.note.entries[-1]
         return WriteResult(note_id, entry.id, self.counter.count(entry.text), path,
                            warnings=warnings)
 
-    def _change(self, note: str, edit: Callable[[Note], str]) -> tuple[str, Path, str,
+    def _change(self, note: str, edit: Callable[[Note], str]) -> tuple[str, Path, LoadedNote,
                                                                         tuple[str, ...]]:
         """Under the note's lock: read it, refuse it if it is not safe to write over, compute
         the new text, and replace the file only if nobody changed it meanwhile (an editor's
-        save between the read and the rename makes it read again)."""
+        save between the read and the rename makes it read again). Returns the note as
+        written, parsed once (:meth:`_after_write`)."""
         note_id = validate_note_id(note)
         with self.store.locked(note_id) as path:
             for attempt in range(WRITE_ATTEMPTS):
@@ -213,7 +249,9 @@ class Notes:
                 raise NoteBusy(f"{path.name} kept changing while the store tried to write it "
                                "(another program is saving it); nothing was written: retry "
                                "in a moment")
-        return note_id, path, text, self._after_write(note_id, path, text)
+            written = _written_stat(path)
+        loaded, warnings = self._after_write(note_id, path, text, written)
+        return note_id, path, loaded, warnings
 
     def _load_for_write(self, note_id: str, path: Path) -> tuple[LoadedNote, Snapshot]:
         if not path.is_file():
@@ -241,25 +279,33 @@ class Notes:
                                "saved and closed")
             time.sleep(0.05)
 
-    def _parsed(self, text: str) -> Note:
-        return parse_note(text, state_headings=self.config.state_headings,
-                          history_headings=self.config.history_headings)
-
-    def _after_write(self, note_id: str, path: Path, text: str) -> tuple[str, ...]:
-        """Record the note in the ledger and re-index it at once. The note is written
-        whatever happens here: a failure is a warning that the index will catch up."""
+    def _after_write(self, note_id: str, path: Path, text: str,
+                     written: os.stat_result | None) -> tuple[LoadedNote, tuple[str, ...]]:
+        """The one after-write path: parse the written text once, record it in the ledger
+        and hand it to the index, which re-indexes it without reading the file again.
+        ``written`` is the file's stat taken under the note's lock right after the write;
+        when the file is not what was written any more (another size: an editor saved
+        since), or the text is past the size the index reads of a note, the index reads the
+        file instead. The note is written whatever happens here: a failure is a warning
+        that the index will catch up."""
         raw = text.encode("utf-8")
-        self.history.observe([self.store.load_bytes(note_id, path, raw, len(raw))])
+        loaded = self.store.load_bytes(note_id, path, raw, len(raw))
+        self.history.observe([loaded])
         try:
-            self.index.update_notes([note_id])
+            if written is None or written.st_size != len(raw) or \
+                    len(raw) > self.config.max_note_bytes:
+                self.index.update_notes([note_id])
+            else:
+                self.index.index_written([WrittenNote(
+                    NoteFile(note_id, path, written.st_mtime_ns, written.st_size), loaded)])
         except Exception as exc:  # the note is safe on disk; the index is derived
             why = str(exc) if isinstance(exc, NotesError) else \
                 f"{type(exc).__name__}: {str(exc)[:200]}"
             message = (f"the note is written, but the index could not be updated ({why}); "
                        "searches will catch up once the index can be written")
             self.index.notify(f"notes: {message}")
-            return (message,)
-        return ()
+            return loaded, (message,)
+        return loaded, ()
 
     def create_note_from_text(self, note: str, text: str) -> WriteResult:
         """Create a note whose whole text is given (`notes init`'s starter, `notes import`);
@@ -268,7 +314,8 @@ class Notes:
         with self.store.locked(note_id) as path:
             if path.exists() or not create_new(path, text):
                 raise NoteExists(f"note {excerpt(note_id)} already exists; pick another id")
-        warnings = self._after_write(note_id, path, text)
+            written = _written_stat(path)
+        _, warnings = self._after_write(note_id, path, text, written)
         return WriteResult(note_id, "note", self.counter.count(text), path, created=True,
                            warnings=warnings)
 
@@ -276,9 +323,12 @@ class Notes:
     def refresh_index(self, rebuild: bool = False,
                       progress: Progress | None = None) -> RefreshReport:
         if rebuild:
-            return self.index.rebuild(progress=progress)
-        self.index.open()
-        return self.index.refresh(progress=progress)
+            report = self.index.rebuild(progress=progress)
+        else:
+            self.index.open()
+            report = self.index.refresh(progress=progress)
+        self.counter.save_ranks()  # what a cold hook counts its lines with (token_ranks)
+        return report
 
     def tidy_index(self) -> int:
         """Merge the small index segments that quick commits left; how many were merged."""
@@ -286,6 +336,8 @@ class Notes:
 
     def check(self) -> list[FileProblem]:
         """Format problems of every note, then history entries changed since recorded."""
+        from memory.state.check import check_store
+
         return check_store(self.store, self.counter) + self.history.problems()
 
     def restore_history(self, note: str | None = None) -> list[Repair]:

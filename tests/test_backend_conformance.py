@@ -12,9 +12,11 @@ import dataclasses
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,9 @@ from conftest import EXAMPLE, NOTES_BIN
 from memory import Notes, load_config
 from memory.config import Config
 from memory.errors import ConfigError
+from memory.index import StoredNote, StoredPart, parse_query
+from memory.state.integrity import HistoryGuard
+from memory.state.store import Store
 
 HAS_TANTIVY = importlib.util.find_spec("tantivy") is not None
 BACKENDS = ["whoosh", pytest.param("tantivy", marks=pytest.mark.skipif(
@@ -244,9 +249,7 @@ def test_other_processes_writing_and_the_watcher(copy: tuple[str, Path]) -> None
 
 
 def _indexed(notes: Notes, word: str) -> bool:
-    from memory.search import parse_query, search
-
-    hits, _ = notes.index.run_search(lambda s: search(s, parse_query(word), "note", 3))
+    hits, _ = notes.index.run_search(lambda s: s.search_notes(parse_query(word), 3))
     return bool(hits)
 
 
@@ -279,3 +282,128 @@ def test_broken_files_never_stop_indexing(backend: str, tmp_path: Path) -> None:
         assert notes.suggest(word).hits[0].note == note, (backend, word)
     assert len(notes.list_notes()) == 6  # listed, even the binary one (its text is not indexed)
     notes.close()
+
+
+# -- the seam: what a backend's searcher gives (memory/index/interface.py) -----------------
+def test_the_searcher_gives_typed_stored_documents(copy: tuple[str, Path]) -> None:
+    backend, store = copy
+    notes = open_notes(store, backend)
+    notes.refresh_index()
+    stored = notes.index.run_search(lambda s: s.stored_notes())
+    assert all(isinstance(n, StoredNote) for n in stored)
+    assert sorted(n.note_id for n in stored) == [n.note for n in notes.list_notes()]
+    redis = notes.index.run_search(lambda s: s.stored_note("infra/redis"))
+    assert redis is not None and redis.note_id == "infra/redis" and redis.title
+    assert redis.tokens > redis.state_tokens > 0 and redis.entries >= 1 and redis.date
+    assert (redis.size, redis.mtime_ns) == _stat(store / "infra" / "redis.md")
+    assert notes.index.run_search(lambda s: s.stored_note("no/such-note")) is None
+    hits, total = notes.index.run_search(
+        lambda s: s.search_notes(parse_query("redis eviction"), 2))
+    top = notes.suggest("redis eviction", limit=2)
+    assert [h.doc.note_id for h in hits] == [h.note for h in top.hits] and total == top.total
+    assert isinstance(hits[0].doc, StoredNote) and hits[0].score >= hits[1].score
+    for kind in ("section", "paragraph"):
+        parts, count = notes.index.run_search(lambda s, k=kind: s.search_parts(
+            parse_query("redis eviction"), k, None, note_id="infra/redis"))
+        assert parts and count == len(parts), kind
+        assert {p.doc.note_id for p in parts} == {"infra/redis"}, kind
+        assert all(isinstance(p.doc, StoredPart) and p.doc.kind == kind for p in parts)
+        assert all(p.doc.lines[0] < p.doc.lines[1] and p.matched for p in parts), kind
+    assert notes.index.run_search(lambda s: s.search_notes(parse_query("the of"), 5)) \
+        == ([], 0)  # stop words only: nothing to search
+    notes.close()
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
+# -- one after-write path (memory/api.py, Notes._after_write) ------------------------------
+def test_a_write_parses_the_note_once_and_records_it_once(
+        copy: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`notes log` used to parse the written note three times (the index read the file it
+    was just given) and record it in the ledger twice (the write, then the index's
+    observer). Now: one read of the note before the edit, one parse of what was written,
+    one ledger observation, and the index holds the file as written."""
+    backend, store = copy
+    notes = open_notes(store, backend)
+    notes.refresh_index()
+    calls: list[str] = []
+    for cls, name in [(Store, "load_bytes"), (Store, "load_path"), (HistoryGuard, "observe")]:
+        monkeypatch.setattr(cls, name, _counted(getattr(cls, name), name, calls))
+    notes.append_history("infra/redis", "Calabaza", "Calabaza entry.", "2026-12-01")
+    assert sorted(calls) == ["load_bytes", "load_bytes", "observe"], calls
+    calls.clear()
+    notes.write_state("infra/redis", "- Remolacha is the state now.\n")
+    notes.create_note("zz/new", "Chirivía")
+    assert sorted(calls) == ["load_bytes"] * 3 + ["observe"] * 2, calls
+    assert notes.suggest("calabaza").hits[0].note == "infra/redis"
+    assert notes.suggest("remolacha").hits[0].note == "infra/redis"
+    assert notes.suggest("chirivía").hits[0].note == "zz/new"
+    stored = notes.index.run_search(lambda s: s.stored_note("infra/redis"))
+    assert stored is not None and (stored.size, stored.mtime_ns) == _stat(
+        store / "infra" / "redis.md")
+    assert notes.refresh_index().indexed == []  # as written is as on disk: nothing to redo
+    notes.close()
+
+
+def _counted(method: Callable[..., object], name: str,
+             calls: list[str]) -> Callable[..., object]:
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(name)
+        return method(*args, **kwargs)
+
+    return counted
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_note_written_past_the_size_limit_is_indexed_as_a_refresh_would(
+        backend: str, tmp_path: Path) -> None:
+    """The index reads only the head of a note past ``max_note_bytes``; a write that makes a
+    note that large hands the index the file, not the whole text."""
+    (tmp_path / "big.md").write_text("# Big\n\n## Current state\n- pomelo\n\n## History\n")
+    config = dataclasses.replace(config_for(tmp_path, backend), max_note_bytes=2_000)
+    notes = Notes(config, notify=lambda _: None)
+    notes.refresh_index()
+    notes.append_history("big", "Long", "relleno " * 300 + "\n\nmangostino at the end.",
+                         "2026-12-01")
+    assert notes.suggest("pomelo").hits[0].note == "big"
+    assert not notes.suggest("mangostino").hits  # past the head the index reads
+    assert notes.refresh_index().indexed == []
+    notes.close()
+
+
+# -- what imports a backend (memory/index/whoosh, memory/index/tantivy) -------------------
+def test_only_the_backends_folders_import_their_libraries() -> None:
+    root = Path(__file__).resolve().parent.parent
+    found = []
+    for path in [*root.joinpath("memory").rglob("*.py"), *root.joinpath("benchmarks").rglob(
+            "*.py"), root / "mcp_server.py"]:
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            match = re.match(r"\s*(?:import|from)\s+(whoosh|tantivy)\b", line)
+            home = root / "memory" / "index" / (match[1] if match else "")
+            if match and home not in path.parents:
+                found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    assert not found
+
+
+def test_whoosh_is_imported_only_when_a_whoosh_index_is_made(store_dir: Path) -> None:
+    loaded = "[m for m in sys.modules if m.split('.')[0] in ('whoosh', 'tantivy')]"
+    script = (f"import sys\nimport memory, memory.api, memory.index, memory.retrieval.recall, "
+              f"memory.services.promote, memory.bench.reader\nprint({loaded})\n"
+              f"from memory import Notes, load_config\n"
+              f"notes = Notes(load_config(sys.argv[1]), notify=lambda _: None)\n"
+              f"notes.read_section('infra/redis', 'state')\nprint({loaded})\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTES_")}
+    backends = ["tantivy"] if HAS_TANTIVY else []
+    seen = {backend: subprocess.run([sys.executable, "-c", script + (
+        "notes.suggest('redis')\nprint(" + loaded + ")\n"), str(store_dir)],
+        env=env | {"NOTES_BACKEND": backend}, capture_output=True, text=True, check=True)
+        .stdout.splitlines() for backend in ["whoosh", *backends]}
+    assert seen["whoosh"][0] == "[]"  # importing the package, the ladder, the bench: no Whoosh
+    assert "'whoosh'" in seen["whoosh"][1]  # a Whoosh index made: Whoosh
+    assert "tantivy" not in seen["whoosh"][2]
+    if HAS_TANTIVY:
+        assert seen["tantivy"][0] == "[]"
+        assert "whoosh" not in seen["tantivy"][2] and "'tantivy'" in seen["tantivy"][2]

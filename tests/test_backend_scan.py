@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from memory import load_config
-from memory.backends.scan import note_stats
+from memory.index.scan import note_stats
 from memory.state.store import Store
 
 

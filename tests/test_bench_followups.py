@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.analysis import stop_words
 from memory.bench.questions import Question, read_questions
+from memory.index.words import stop_words
 from memory.model.note import Note, parse_note
 from memory.model.text import fold
 from memory.model.timeexpr import find_ranges

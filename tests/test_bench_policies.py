@@ -18,8 +18,8 @@ from memory.bench.reader import Paragraph
 from memory.bench.report import wilson, write_report
 from memory.bench.run import RunResult, run_bench
 from memory.fronts import render
+from memory.index import parse_query
 from memory.retrieval.recall import fill, gather
-from memory.search import parse_query, search
 
 NOTES = {
     "infra/redis": """---
@@ -193,9 +193,9 @@ def expected_tokens(notes: Notes, folder: Path, query: str, gold: str) -> dict[s
     suggested = notes.suggest(query, 4)
     table = count(render.suggestions(suggested))
     top = [h.note for h in suggested.hits]
-    hits, _ = notes.index.run_search(lambda s: search(s, parse_query(query), "paragraph", 80))
-    paragraphs = [Paragraph(h.fields["note_id"], h.fields["section"], h.score,
-                            _lines(folder, h.fields["note_id"], h.fields["lines"]))
+    hits, _ = notes.index.run_search(lambda s: s.search_parts(parse_query(query), "paragraph", 80))
+    paragraphs = [Paragraph(h.doc.note_id, h.doc.section, h.score,
+                            _lines(folder, h.doc.note_id, h.doc.lines))
                   for h in hits]
 
     def joined(k: int) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,26 @@ def test_a_broken_store_never_fails_the_prompt(tmp_path: Path) -> None:
     result = run_hook(tmp_path / "missing", payload("redis"))
     assert result.returncode == 0 and result.stdout == ""
     assert "notes hook:" in result.stderr
+
+
+def test_a_note_edited_since_the_last_hook_is_found(store_dir: Path) -> None:
+    """The cold hook re-indexes a changed note before searching (Whoosh then reads a segment
+    with deleted documents), with its stand-ins for Whoosh's unused imports in place."""
+    assert added_context(run_hook(store_dir, payload("cómo hago rollback de un despliegue")))
+    note = store_dir / "howto" / "deploy-production.md"
+    note.write_text(note.read_text() + "\n- Zyxwvut canary rollout, checked by hand.\n")
+    text = added_context(run_hook(store_dir, payload("zyxwvut canary")))
+    assert "howto/deploy-production" in text.splitlines()[1]
+
+
+def test_the_stand_ins_are_gone_after_the_index_is_imported() -> None:
+    done = subprocess.run([sys.executable, "-c", (
+        "import sys\n"
+        "import memory.index.whoosh\n"  # imports Whoosh with the stand-ins (index/whoosh/lean)
+        "assert 'urllib.request' not in sys.modules and 'cached_property' not in sys.modules\n"
+        "import urllib.request, cached_property, asyncio\n"
+        "assert urllib.request.urlopen and cached_property.threaded_cached_property\n"
+        "import whoosh.compat, whoosh.reading, functools\n"
+        "assert whoosh.reading.cached_property is functools.cached_property\n"
+        "print('ok')")], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "ok", done.stderr

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import NOTES_BIN, RunCli
 from memory import Notes, load_config
-from memory.analysis import query_terms
+from memory.index import parse_query
 
 
 def test_an_edit_on_disk_is_seen_by_the_next_suggest(notes: Notes, store_dir: Path) -> None:
@@ -153,10 +153,10 @@ def test_watch_reindexes_a_saved_note_then_tidies_when_quiet(store_dir: Path) ->
             assert f"re-indexed: {note}" in lines.get(timeout=60)
         notes = Notes(load_config(store_dir), notify=lambda _: None)
         with notes.index.searcher() as searcher:  # no refresh: the watcher did the work
-            from memory.search import parse_query, search
+            from memory.index import parse_query
 
-            hits, _ = search(searcher, parse_query("zeppelin"), "note", 5)
-        assert [h.fields["note_id"] for h in hits] == ["glossary"]
+            hits, _ = searcher.search_notes(parse_query("zeppelin"), 5)
+        assert [h.doc.note_id for h in hits] == ["glossary"]
         # each save was one quick commit (a small segment); once quiet, they are merged
         assert "tidied: merged 2 small index segments" in lines.get(timeout=60)
         assert [h.note for h in notes.suggest("quokka").hits] == ["infra/redis"]
@@ -177,10 +177,35 @@ def test_query_syntax_is_never_an_operator(notes: Notes) -> None:
 
 
 def test_spanish_and_english_meet_without_accents() -> None:
-    words = {w: (e, s) for w, e, s in query_terms("configuración configuracion estado")}
+    from memory.index.whoosh.search import query_terms
+
+    parsed = parse_query("configuración configuracion estado")
+    words = {w: (e, s) for w, e, s, _ in query_terms(parsed)}
     assert words["configuración"][0] == words["configuracion"][0] == "configuracion"
     assert words["estado"][0] == "estado"  # removed from the Spanish stop list
-    assert query_terms("configuring")[0][2] == words["configuración"][1] == "configur"
+    assert query_terms(parse_query("configuring"))[0][2] == words["configuración"][1] \
+        == "configur"
+
+
+def test_the_word_lists_are_whooshs_and_make_the_same_terms() -> None:
+    """memory/index/wordlists.py holds Whoosh's stop words and accent table as data, so the
+    query's words need no Whoosh: they must stay Whoosh's, and the pure-Python exact terms
+    (memory/index/words.py) must be the Whoosh exact analyzer's, on every note of the
+    example and on the characters the accent table folds."""
+    from whoosh.lang import stopwords_for_language
+    from whoosh.support.charset import accent_map
+
+    from conftest import EXAMPLE
+    from memory.index.whoosh.analysis import exact_analyzer, terms
+    from memory.index.wordlists import ACCENTS, ENGLISH, SPANISH
+    from memory.index.words import accent_table, exact_terms
+
+    assert SPANISH == stopwords_for_language("es") and ENGLISH == stopwords_for_language("en")
+    assert accent_table() == accent_map and sum(map(len, ACCENTS.values())) == len(accent_map)
+    folded = " ".join("x" + chr(c) + "y" for c in accent_map)
+    texts = [p.read_text() for p in EXAMPLE.rglob("*.md")] + [folded, "İstanbul Ǆemal ǅ ß ﬁx"]
+    for text in texts:
+        assert exact_terms(text) == terms(text, exact_analyzer())
 
 
 def test_commands_work_without_any_network(store_dir: Path) -> None:
@@ -195,13 +220,13 @@ def test_commands_work_without_any_network(store_dir: Path) -> None:
         assert result.returncode == 0, (args, result.stderr)
 
 
-# -- the shared Whoosh searcher (memory/backends/whoosh_searcher.py) ----------------------------
+# -- the shared Whoosh searcher (memory/index/whoosh/searcher.py) ------------------------------
 def _find(notes: Notes, word: str) -> list[str]:
     """The notes a search of ``word`` finds, without refreshing the index first."""
-    from memory.search import parse_query, search
+    from memory.index import parse_query
 
-    hits, _ = notes.index.run_search(lambda s: search(s, parse_query(word), "note", 5))
-    return [str(h.fields["note_id"]) for h in hits]
+    hits, _ = notes.index.run_search(lambda s: s.search_notes(parse_query(word), 5))
+    return [h.doc.note_id for h in hits]
 
 
 def _add_line(store_dir: Path, note: str, line: str) -> None:

@@ -1,4 +1,4 @@
-"""The index never hangs, leaks or wedges (memory/backends/locks.py, memory/index.py).
+"""The index never hangs, leaks or wedges (memory/index/locks.py, memory/index/lifecycle.py).
 
 A rebuild killed with SIGKILL takes its worker processes with it, leaves no lock that the
 next command waits on forever and no half-built folder behind; a lock whose holder died or
@@ -30,8 +30,8 @@ import pytest
 
 from conftest import NOTES_BIN
 from memory import Notes, load_config
-from memory.backends import whoosh_build
 from memory.errors import IndexUnavailable
+from memory.index.whoosh import build as whoosh_build
 from memory.model.note import MAX_SECTIONS
 
 HAS_TANTIVY = importlib.util.find_spec("tantivy") is not None
@@ -183,7 +183,7 @@ def test_leftovers_of_dead_builds_are_removed_and_live_ones_kept(
 
 _FAMILY = textwrap.dedent("""
     import os, sys, time
-    from memory.backends import locks
+    from memory.index import locks
     middle = os.fork()
     if middle == 0:  # a build process...
         worker = os.fork()
@@ -222,7 +222,7 @@ def test_a_worker_dies_with_its_parent(how: str) -> None:
 # -- the build lock ----------------------------------------------------------------------
 _HOLDER = textwrap.dedent("""
     import fcntl, json, os, sys, time
-    from memory.backends.locks import HolderLock
+    from memory.index.locks import HolderLock
     path, mode = sys.argv[1], sys.argv[2]
     if mode == "orphan":  # a lock held by a process that is not the one named in it
         handle = open(path, "a+b")
@@ -247,7 +247,7 @@ _HOLDER = textwrap.dedent("""
 
 _WAITER = textwrap.dedent("""
     import os, sys
-    from memory.backends.locks import HolderLock
+    from memory.index.locks import HolderLock
     print("started", flush=True)
     sys.stdin.readline()  # go
     with HolderLock(sys.argv[1], notify=print, stale_after=float(sys.argv[2])):
@@ -383,7 +383,7 @@ def test_a_failing_write_releases_everything_and_recovers(
             assert str(index_dir) in str(failed.value) and "; " in str(failed.value)
             with pytest.raises(IndexUnavailable):
                 notes.index.refresh()
-        held = notes.index.run_search(lambda s: list(s.documents(kind="note")))
+        held = notes.index.run_search(lambda s: s.stored_notes())
         assert len(held) >= 60  # the old index still answers
         with pytest.raises(IndexUnavailable):
             notes.index.rebuild()  # on a full disk, or unable to swap the read-only folder

@@ -13,8 +13,8 @@ from conftest import NOTES_BIN
 from memory import load_config
 from memory.fronts.mcp.server import catalog, create_server, measure_costs, over_budget
 
-BUDGET = json.loads((Path(__file__).resolve().parent.parent / "memory" / "fronts" / "mcp"
-                     / "tool_budget.json").read_text())
+BUDGET_FILE = Path(__file__).resolve().parent.parent / "memory/fronts/mcp/tool_budget.json"
+BUDGET = json.loads(BUDGET_FILE.read_text())
 READ_ONLY = (True, None, None)  # the other hints only apply to tools that write
 EXPECTED = {
     "suggest": ({"query": "string", "limit": "integer", "context": "string"}, ["query"],

@@ -109,6 +109,10 @@ def test_bench_perf_end_to_end(tmp_path: Path) -> None:
         assert figures["warm"]["suggest"]["n"] == 10
         assert figures["update"]["found"] == figures["update"]["runs"] == 2
         assert figures["mcp"]["peak_rss_mb"] > 0
+        hook = figures["hook"]
+        assert hook["cold"]["runs"] == hook["served"]["runs"] == 6
+        assert hook["same_answers"] == hook["answers"] == 6  # the server answers alike
+        assert hook["cold"]["ratio"] > 1 and hook["served"]["bare_median_ms"] > 0
     report = (out / "performance.md").read_text()
     assert "## Targets" in report and "notes bench perf --scale 0.02" in report
     assert "stale figures" not in report  # rewritten above the marker, kept below it

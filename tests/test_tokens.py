@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import EXAMPLE
-from memory.documents import section_tokens
+from memory.index.documents import section_tokens
 from memory.model.note import parse_note
 from memory.state.tokens import TokenCounter, count_exact
 

@@ -1,4 +1,4 @@
-"""How Whoosh indexes are written (memory/backends/whoosh_build.py).
+"""How Whoosh indexes are written (memory/index/whoosh/build.py).
 
 A whole new index built by worker processes must answer exactly as one built in one process,
 and a worker that dies must neither hang the build nor leave it short: the build is done
@@ -20,9 +20,9 @@ from whoosh.multiproc import SubWriterTask
 
 from conftest import NOTES_BIN
 from memory import Notes, load_config
-from memory.backends import whoosh_build
-from memory.backends.whoosh_build import build_procs
-from memory.backends.whoosh_workers import GuardedMpWriter
+from memory.index.whoosh import build as whoosh_build
+from memory.index.whoosh.build import build_procs
+from memory.index.whoosh.workers import GuardedMpWriter
 
 GOLDEN = [json.loads(line) for line in
           (Path(__file__).parent / "golden_routing.jsonl").read_text().splitlines() if line]
@@ -205,7 +205,7 @@ def test_a_view_file_reads_like_bytesio_without_copying_the_view() -> None:
     import io
     import pickle
 
-    from memory.backends.whoosh_files import view_file
+    from memory.index.whoosh.files import view_file
 
     data = pickle.dumps(["a", 1, {"b": 2.5}], 2) + b"line one\nline two\nlast"
     source = bytearray(data)

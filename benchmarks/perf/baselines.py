@@ -20,8 +20,8 @@ from typing import Any
 
 from benchmarks.perf.generator import PerfQuery
 from benchmarks.perf.measure import percentiles
-from memory.analysis import query_terms
 from memory.config import Config
+from memory.index.words import query_words
 from memory.state.store import Store
 
 FTS_SCHEMA = ("CREATE VIRTUAL TABLE sections USING fts5(note_id UNINDEXED, section UNINDEXED, "
@@ -42,7 +42,7 @@ def grep_baseline(notes_dir: Path, queries: list[PerfQuery], runs: int) -> dict[
     name, command = grep_tool()
     seconds: list[float] = []
     for query in (queries * runs)[:runs]:
-        words = [w for w, _, _ in query_terms(query.question)] or [query.question]
+        words = [w for w, _ in query_words(query.question)] or [query.question]
         args = [*command, *(x for w in words for x in ("-e", w)), str(notes_dir)]
         start = time.perf_counter()
         subprocess.run(args, capture_output=True)  # exit 1 (nothing found) is an answer
@@ -53,7 +53,7 @@ def grep_baseline(notes_dir: Path, queries: list[PerfQuery], runs: int) -> dict[
 
 def fts_match(question: str) -> str:
     """An OR of the query's words, each quoted (so nothing acts as an FTS5 operator)."""
-    words = [w.replace('"', "") for w, _, _ in query_terms(question)]
+    words = [w.replace('"', "") for w, _ in query_words(question)]
     return " OR ".join(f'"{w}"' for w in words if w)
 
 

@@ -37,6 +37,11 @@ TARGETS: list[tuple[float, str, float, str, str]] = [
     (1, "saved note visible through `notes watch` (worst of the runs)", 1000, "ms",
      "watch.max_ms"),
     (1, "full index build (progress bar in `notes index`)", 30, "s", "build.seconds"),
+    (1, "cold `notes hook user-prompt` process, no server (median)", 150, "ms",
+     "hook.cold.median_ms"),
+    (1, "`notes hook user-prompt` answered by the running MCP server (median)", 50, "ms",
+     "hook.served.median_ms"),
+    (1, "MCP server start → first answer", 0.8, "s", "mcp.first_answer_s"),
     (10, "warm `suggest` p95", 30, "ms", "warm.suggest.p95_ms"),
     (10, "full index build", 60, "s", "build.seconds"),
     (10, "one-note update: refresh + suggest finding it (median)", 200, "ms",
@@ -61,8 +66,18 @@ ROWS: list[tuple[str, str, str, int]] = [
     ("saved → visible via `notes watch` (median / worst)", "ms",
      "watch.median_ms|watch.max_ms", 0),
     ("cold `notes suggest` process", "ms", "cold.cli_ms", 0),
-    ("cold `notes hook user-prompt` process", "ms", "cold.hook_ms", 0),
-    ("MCP start → first answer", "s", "mcp.first_answer_s", 1),
+    ("bare `python -c pass` process (median, beside the hooks)", "ms",
+     "hook.cold.bare_median_ms", 0),
+    ("cold `notes hook user-prompt` process, no server (median / p90)", "ms",
+     "hook.cold.median_ms|hook.cold.p90_ms", 0),
+    ("hook answered by the running MCP server (median / p90)", "ms",
+     "hook.served.median_ms|hook.served.p90_ms", 0),
+    ("hook cold / through the server, × a bare `python -c pass`", "×",
+     "hook.cold.ratio|hook.served.ratio", 1),
+    ("hook answers the same through the server", "of runs", "hook.same_answers|hook.answers",
+     0),
+    ("`notes serve` start → hook socket answering", "s", "hook.server_ready_s", 2),
+    ("MCP start → first answer", "s", "mcp.first_answer_s", 2),
     ("MCP `suggest` round trip p50 / p95", "ms", "mcp.suggest.p50_ms|mcp.suggest.p95_ms", 1),
     ("MCP `section_map` round trip p50 / p95", "ms",
      "mcp.section_map.p50_ms|mcp.section_map.p95_ms", 1),
@@ -142,7 +157,8 @@ def scale_section(entry: Fig) -> str:
 
 GROWTH = [("build s", "build.seconds", 1), ("suggest p95 ms", "warm.suggest.p95_ms", 1),
           ("update ms", "update.median_ms", 0), ("visible ms", "watch.max_ms", 0),
-          ("cold CLI ms", "cold.cli_ms", 0), ("MCP p95 ms", "mcp.suggest.p95_ms", 1),
+          ("cold CLI ms", "cold.cli_ms", 0), ("hook cold ms", "hook.cold.median_ms", 0),
+          ("hook served ms", "hook.served.median_ms", 0), ("MCP p95 ms", "mcp.suggest.p95_ms", 1),
           ("server MB", "mcp.peak_rss_mb", 0)]
 
 
@@ -225,7 +241,7 @@ def markdown(data: Fig, plot: str | None) -> str:
 
 METHOD = """## How each figure is measured
 
-- **Store**: `memory/perf/generator.py`, seed 1: scale × 220 notes of about 4,500 cl100k tokens
+- **Store**: `benchmarks/perf/generator.py`, seed 1: scale × 220 notes of about 4,500 cl100k tokens
   (lognormal sizes), a state of 200–450 tokens, 10–40 dated entries, 30–90 % Spanish prose with
   inline code and code blocks, words from a Zipf-like vocabulary (function words, common words,
   systems, then a tail of made-up identifiers), topic words recurring in each note. Queries:
@@ -234,7 +250,7 @@ METHOD = """## How each figure is measured
 - **Full build**: `Notes.refresh_index(rebuild=True)` in a fresh process with an empty state
   folder (token counts not cached), timed from the call; peak memory is that process's
   `ru_maxrss`, plus, when Whoosh builds with one worker process per core
-  (`memory/backends/whoosh_build.py`), the largest worker's peak times the number of
+  (`memory/index/whoosh/build.py`), the largest worker's peak times the number of
   workers: an upper bound (peaks need not coincide, and pages a forked worker shares with
   its parent count twice). The rebuild with a warm token cache is a second such process.
 - **Warm ladder**: one process, after one warm-up call; every query once: `suggest` (which
@@ -245,11 +261,21 @@ METHOD = """## How each figure is measured
 - **Saved → visible**: `notes watch` running (0.3 s quiet period); the file is saved the same
   way and this process searches the index (without refreshing it) every 10 ms until the new
   word is found; the worst of the runs is checked against the target.
-- **Cold processes**: whole `notes suggest QUERY` and `notes hook user-prompt` (JSON on
-  stdin) processes, the index already built; median.
+- **Cold processes**: whole `notes suggest QUERY` processes, the index already built;
+  median. The package's bytecode is written first (as installing it does), so no measured
+  process compiles sources.
+- **Hook**: whole `notes hook user-prompt` processes (Claude Code's JSON on stdin), one per
+  query, each prompt a different one (no count cached by an earlier run), each followed by a
+  bare `python -c pass` of the same interpreter; the ratio is the median of the pairs'
+  ratios, so it holds when the machine's speed drifts. First with no server (the hook opens
+  the store itself), then with `notes serve` running over stdio (its standard input held
+  open, as Claude Code holds it), the hook asking it over the store's socket
+  (`benchmarks/perf/hook_timing.py`); the answers of both are compared. `notes serve` start →
+  hook socket answering is timed from starting the process to its log line saying so.
 - **MCP**: `python -m mcp_server` over stdio with the official `mcp` client; a round trip is
-  `call_tool` from request to parsed answer. Memory: the server's `VmRSS` sampled every 50 ms
-  during the load and `VmHWM` (peak), then `VmRSS` after 2 s idle (steady).
+  `call_tool` from request to parsed answer; start → first answer is from starting the
+  process to the parsed answer of the first `suggest`. Memory: the server's `VmRSS` sampled
+  every 50 ms during the load and `VmHWM` (peak), then `VmRSS` after 2 s idle (steady).
 - **Baselines**: ripgrep (`rg -l -i -F -e WORD…`, a process per query) and SQLite FTS5
   (`unicode61 remove_diacritics 2`, `bm25(sections, 2.0, 1.0)`, an OR of the quoted query
   words) over every section of every note, in the same run on the same files and queries.
@@ -328,7 +354,7 @@ BACKENDS = """## The two backends
 
 `NOTES_BACKEND=whoosh` (the default) is the embedded pure-Python index; `NOTES_BACKEND=tantivy`
 (`pip install 'notes-memory[tantivy]'`, tantivy 0.27.0, a native wheel) is the same index
-behind the same interface (`memory/backends/base.py`: open, refresh, update, rebuild, search),
+behind the same interface (`memory/index/interface.py`: open, refresh, update, rebuild, search),
 kept in `<state>/index-tantivy` beside Whoosh's `<state>/index`. Both pass
 `tests/test_backend_conformance.py` (golden routing, section scores, freshness after edits
 and from other processes, rebuild after damage or a version change, hostile queries).

@@ -22,6 +22,7 @@ from typing import Any
 
 from benchmarks.perf import baselines, measure
 from benchmarks.perf.generator import generate_store, load_queries
+from benchmarks.perf.hook_timing import hook_figures
 from benchmarks.perf.mcp_load import mcp_load
 from memory.api import Notes
 from memory.config import BACKENDS, load_config
@@ -38,6 +39,7 @@ class PerfOptions:
     cold_runs: int = 7
     update_runs: int = 7
     mcp_queries: int = 50
+    hook_runs: int = 21  # hook processes per figure (cold, through the server), each paired
     work: Path | None = None  # keep the generated stores there (default: a temporary folder)
 
 
@@ -65,8 +67,10 @@ def run_perf(options: PerfOptions, command: str, say: Say) -> dict[str, Any]:
         "machine": machine(), "options": {"seed": options.seed, "queries": options.queries,
                                           "cold_runs": options.cold_runs,
                                           "update_runs": options.update_runs,
-                                          "mcp_queries": options.mcp_queries},
+                                          "mcp_queries": options.mcp_queries,
+                                          "hook_runs": options.hook_runs},
         "scales": []}
+    measure.compile_package()
     try:
         for scale in options.scales:
             result["scales"].append(_run_scale(scale, work / f"scale-{scale:g}", options, say))
@@ -119,10 +123,15 @@ def _run_backend(folder: Path, backend: str, queries: list[Any], options: PerfOp
     finally:
         notes.close()
     figures["cold"] = measure.cold_processes(env, queries, options.cold_runs)
+    hook = figures["hook"] = hook_figures(env, queries[:options.hook_runs],
+                                          folder / f"serve-{backend}.log")
     figures["mcp"] = mcp_load(env, queries[:options.mcp_queries], folder / f"mcp-{backend}.log")
-    say(f"  {backend}: cold CLI {figures['cold']['cli_ms']:.0f} ms, hook "
-        f"{figures['cold']['hook_ms']:.0f} ms, MCP suggest p95 "
-        f"{figures['mcp']['suggest']['p95_ms']:.1f} ms, server peak "
+    say(f"  {backend}: cold CLI {figures['cold']['cli_ms']:.0f} ms; hook cold "
+        f"{hook['cold']['median_ms']:.0f} ms ({hook['cold']['ratio']:.1f}× python -c pass), "
+        f"through the server {hook['served']['median_ms']:.0f} ms "
+        f"({hook['served']['ratio']:.1f}×), same answers {hook['same_answers']} of "
+        f"{hook['answers']}; MCP first answer {figures['mcp']['first_answer_s']:.2f} s, "
+        f"suggest p95 {figures['mcp']['suggest']['p95_ms']:.1f} ms, server peak "
         f"{figures['mcp']['peak_rss_mb']:.0f} MB")
     return figures
 

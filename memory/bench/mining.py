@@ -24,10 +24,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory.analysis import stop_words
 from memory.bench.questions import Question, QuestionWriter, prepare_out
 from memory.bench.transcripts import Transcript, Turn, read_transcript, transcript_files
 from memory.config import load_config
+from memory.index.words import stop_words
 from memory.model.text import fold, split_lines
 from memory.state.store import Store
 

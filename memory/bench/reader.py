@@ -16,20 +16,28 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from memory.api import Notes
-from memory.backends.base import SearchIndex, make_index
 from memory.config import BACKENDS, Config, load_config
 from memory.errors import ConfigError
 from memory.fronts import render
-from memory.index import Progress, RefreshReport
+from memory.index import (
+    Progress,
+    RefreshReport,
+    Searcher,
+    SearchIndex,
+    StoredPart,
+    WrittenNote,
+    make_index,
+    parse_query,
+)
 from memory.model.text import split_lines
 from memory.retrieval.ladder import Ladder, SectionMap, Suggestions
 from memory.retrieval.recall import fill, gather
-from memory.search import parse_query, search
 from memory.state.store import LoadedNote, Store
 
+T = TypeVar("T")
 NOTE_CACHE = 64  # parsed notes kept at once; a bench may hold a thousand notes
 
 
@@ -65,7 +73,7 @@ class CachingStore(Store):
 
 class SteadyIndex:
     """An index of any backend, refreshed once: the bench's notes do not change while it
-    runs. Everything else is the backend's own (:class:`memory.backends.base.SearchIndex`)."""
+    runs. Everything else is the backend's own (:class:`memory.index.SearchIndex`)."""
 
     def __init__(self, inner: SearchIndex) -> None:
         self.inner = inner
@@ -80,7 +88,7 @@ class SteadyIndex:
         self._fresh = True
         return report
 
-    def open(self) -> Any:
+    def open(self) -> object:
         return self.inner.open()
 
     def close(self) -> None:
@@ -89,6 +97,9 @@ class SteadyIndex:
     def update_notes(self, note_ids: list[str]) -> None:
         self.inner.update_notes(note_ids)
 
+    def index_written(self, written: list[WrittenNote]) -> None:
+        self.inner.index_written(written)
+
     def tidy(self) -> int:
         return self.inner.tidy()
 
@@ -96,10 +107,10 @@ class SteadyIndex:
                 progress: Progress | None = None) -> RefreshReport:
         return self.inner.rebuild(reason, progress)
 
-    def run_search(self, fn: Callable[[Any], Any]) -> Any:
+    def run_search(self, fn: Callable[[Searcher], T]) -> T:
         return self.inner.run_search(fn)
 
-    def searcher(self) -> AbstractContextManager[Any]:
+    def searcher(self) -> AbstractContextManager[Searcher]:
         return self.inner.searcher()
 
 
@@ -167,14 +178,13 @@ class BenchReader:
         """The ``k`` best paragraphs of the whole store, with their text from the note file;
         ``context`` weighs as it does for ``suggest``, so fragments see what the ladder sees."""
         parsed = parse_query(query, context)
-        hits, _ = self.index.run_search(lambda s: search(s, parsed, "paragraph", k))
-        return [self._paragraph(h.fields, h.score) for h in hits]
+        hits, _ = self.index.run_search(lambda s: s.search_parts(parsed, "paragraph", k))
+        return [self._paragraph(h.doc, h.score) for h in hits]
 
-    def _paragraph(self, fields: dict[str, Any], score: float) -> Paragraph:
-        note = str(fields["note_id"])
-        start, end = fields["lines"]
-        text = "".join(self.note_lines(note)[int(start):int(end)])
-        return Paragraph(note, str(fields.get("section") or ""), score, text)
+    def _paragraph(self, stored: StoredPart, score: float) -> Paragraph:
+        start, end = stored.lines
+        text = "".join(self.note_lines(stored.note_id)[start:end])
+        return Paragraph(stored.note_id, stored.section, score, text)
 
     def note_lines(self, note: str) -> list[str]:
         found = self._lines.get(note)

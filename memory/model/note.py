@@ -20,14 +20,15 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, Literal
-
-import yaml
-from markdown_it import MarkdownIt
+from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING, Any, Literal
 
 from memory.config import DEFAULT_HISTORY_HEADINGS, DEFAULT_STATE_HEADINGS
 from memory.model.text import fold, slugify, split_lines
+
+if TYPE_CHECKING:  # both are imported when a note is first parsed, not by the index's readers
+    import yaml
+    from markdown_it import MarkdownIt
 
 SectionKind = Literal["header", "state", "sub", "history", "entry", "section"]
 
@@ -45,11 +46,28 @@ MAX_FRONT_MATTER_VALUES = 10_000  # scalars, lists and mappings, aliases expande
 MAX_LINES = 20_000
 MAX_SECTIONS = 2_000
 MAX_BLOCKS = 5_000
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # as python-frontmatter
-# Block structure only: headings (their text is the inline token's ``content``) and blocks.
-# Inline parsing (emphasis, links, code spans) is never read, so it is off: a quarter of the
-# parse time of a note.
-_MD = MarkdownIt("commonmark").enable("table").disable("inline")
+
+
+def _yaml() -> Any:
+    import yaml
+
+    return yaml
+
+
+def _yaml_loader() -> Any:
+    yml = _yaml()
+    return getattr(yml, "CSafeLoader", yml.SafeLoader)  # as python-frontmatter
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    """Block structure only: headings (their text is the inline token's ``content``) and
+    blocks. Inline parsing (emphasis, links, code spans) is never read, so it is off: a
+    quarter of the parse time of a note."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").disable("inline")
+
 _LIST_OPENERS = ("bullet_list_open", "ordered_list_open", "heading_open")
 
 
@@ -204,7 +222,8 @@ def _load_yaml(raw: str, draft: _Draft) -> dict[str, Any]:
                                       f"front matter is over {_MAX_FRONT_MATTER_CHARS:,} "
                                       "characters; keep it to a title, tags and aliases"))
         return {}
-    loader = _YAML_LOADER(raw)
+    yml = _yaml()
+    loader = _yaml_loader()(raw)
     try:
         node = loader.get_single_node()
         over = _expansion_over(node) if node is not None else None
@@ -217,7 +236,7 @@ def _load_yaml(raw: str, draft: _Draft) -> dict[str, Any]:
                                           "keep it to a title, tags and aliases"))
             return {}
         data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
+    except yml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = 2 + (mark.line if mark is not None else 0)
         reason = getattr(exc, "problem", None) or "invalid YAML"
@@ -244,9 +263,10 @@ def _expansion_over(root: yaml.Node) -> int | None:
     aliases expanded, passes MAX_FRONT_MATTER_VALUES values or _MAX_FRONT_MATTER_CHARS
     characters; None within bounds. Each node is sized once (an alias is the same node), so
     this costs the composed size, never the expanded one (a billion laughs stays cheap)."""
+    yml = _yaml()
     sizes: dict[int, tuple[int, int]] = {}
     values = chars = 0
-    pairs = root.value if isinstance(root, yaml.MappingNode) else [(root, None)]
+    pairs = root.value if isinstance(root, yml.MappingNode) else [(root, None)]
     for key, value in pairs:
         for node in (key, value):
             if node is not None:
@@ -260,6 +280,7 @@ def _expansion_over(root: yaml.Node) -> int | None:
 def _expanded_size(root: yaml.Node, sizes: dict[int, tuple[int, int]]) -> tuple[int, int]:
     """(values, scalar characters) under ``root`` with aliases expanded, capped just past
     the bounds; iterative (no recursion limit), a cycle (``&a [*a]``) counts once."""
+    yml = _yaml()
     cap_values, cap_chars = MAX_FRONT_MATTER_VALUES + 1, _MAX_FRONT_MATTER_CHARS + 1
     open_nodes: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
@@ -276,7 +297,7 @@ def _expanded_size(root: yaml.Node, sizes: dict[int, tuple[int, int]]) -> tuple[
             stack.extend((c, False) for c in children if id(c) not in sizes)
             continue
         values = 1 + sum(sizes.get(id(c), (1, 0))[0] for c in children)
-        chars = (len(node.value) if isinstance(node, yaml.ScalarNode) else 0) + \
+        chars = (len(node.value) if isinstance(node, yml.ScalarNode) else 0) + \
             sum(sizes.get(id(c), (1, 0))[1] for c in children)
         sizes[id(node)] = (min(values, cap_values), min(chars, cap_chars))
         open_nodes.discard(id(node))
@@ -284,9 +305,10 @@ def _expanded_size(root: yaml.Node, sizes: dict[int, tuple[int, int]]) -> tuple[
 
 
 def _yaml_children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.SequenceNode):
+    yml = _yaml()
+    if isinstance(node, yml.SequenceNode):
         return list(node.value)
-    if isinstance(node, yaml.MappingNode):
+    if isinstance(node, yml.MappingNode):
         return [part for pair in node.value for part in pair]
     return []
 
@@ -297,7 +319,7 @@ def _scan_body(lines: list[str], body_start: int, stop: int
     with whole-text line numbers, and the block that runs to the end of the file unclosed,
     if one does (line, what)."""
     body = "".join(lines[body_start:stop])
-    tokens = _MD.parse(body)
+    tokens = _markdown().parse(body)
     headings: list[_Heading] = []
     blocks: list[Block] = []
     unclosed: tuple[int, str] | None = None

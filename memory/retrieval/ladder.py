@@ -14,33 +14,28 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memory.backends.base import SearchIndex
 from memory.errors import AmbiguousSection, IndexUnavailable, InvalidArgument, SectionNotFound
+from memory.index import (
+    Found,
+    ParsedQuery,
+    PartKind,
+    SearchHit,
+    SearchIndex,
+    StoredNote,
+    StoredPart,
+    parse_query,
+    vagueness,
+)
 from memory.model.note import Section
 from memory.model.text import excerpt, split_lines
-from memory.model.timeexpr import dated_inside, parse_date_ref
-from memory.retrieval.section_scores import (
-    Evidence,
-    clear_winner,
-    ranked_ids,
-    score_sections,
-    when_boosted,
-)
-from memory.retrieval.zoom import (
-    ZOOM_TOKENS,
-    BlockRange,
-    Window,
-    block_text,
-    own_blocks,
-    parse_block_ref,
-    windows,
-)
-from memory.search import ParsedQuery, SearchHit, parse_query, search, vagueness
 from memory.state.store import LoadedNote, Store
 from memory.state.tokens import TokenCounter
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the maps' and reads' modules are imported by the rungs that use them, so
+    # that a process that only suggests (the prompt hook) does not load them
     from memory.retrieval.recall import Recalled
+    from memory.retrieval.section_scores import Evidence
+    from memory.retrieval.zoom import BlockRange, Window
 
 MAX_LIMIT = 50
 NOT_PICKED = ("header", "history")  # metadata, and the container of every entry
@@ -148,10 +143,10 @@ class Ladder:
         self.freshen()
         pool = limit + len(prior or {})
         hits, total = self.index.run_search(
-            lambda searcher: search(searcher, parsed, "note", pool))
+            lambda searcher: searcher.search_notes(parsed, pool))
         ranked = with_prior(hits, prior or {}, len(parsed.words), self._note_fields)
         total += len(ranked) - len(hits)  # notes the prior added count among the candidates
-        return Suggestions(query, tuple(_suggest_hit(h.fields, h.score, h.matched)
+        return Suggestions(query, tuple(_suggest_hit(h.doc, h.score, h.matched)
                                         for h in ranked[:limit]), total,
                            tuple(dict.fromkeys(w[0] for w in parsed.words)))
 
@@ -165,13 +160,12 @@ class Ladder:
         return recall(self, query, budget, context, today, prior)
 
     # -- what the rungs read (recall and the bench read through these too) -----------------
-    def search(self, parsed: ParsedQuery, kind: str, limit: int | None,
-               note_id: str | None = None) -> tuple[list[SearchHit], int]:
-        """Hits of one document kind (``note``, ``section``, ``paragraph``), best first."""
+    def search(self, parsed: ParsedQuery, kind: PartKind, limit: int | None,
+               note_id: str | None = None) -> Found[StoredPart]:
+        """Hits of sections or paragraphs (of the store, or of one note), best first."""
         self.freshen()
-        result: tuple[list[SearchHit], int] = self.index.run_search(
-            lambda searcher: search(searcher, parsed, kind, limit, note_id=note_id))
-        return result
+        return self.index.run_search(
+            lambda searcher: searcher.search_parts(parsed, kind, limit, note_id=note_id))
 
     def load(self, note_id: str) -> LoadedNote:
         return self.store.load(note_id)
@@ -179,13 +173,11 @@ class Ladder:
     def count(self, text: str, remember: bool = True) -> int:
         return self.counter.count(text, remember=remember)
 
-    def _note_fields(self, note_id: str) -> dict[str, object] | None:
-        """What ``suggest`` shows of a note that matched no word: its note document's stored
-        fields, as for a hit (None if the note is gone). Read from the index, which suggest
-        has just refreshed; parsing the file instead cost ~7 ms a note on every vague query."""
-        found = self.index.run_search(
-            lambda searcher: next(iter(searcher.documents(kind="note", note_id=note_id)), None))
-        return dict(found) if found is not None else None
+    def _note_fields(self, note_id: str) -> StoredNote | None:
+        """What ``suggest`` shows of a note that matched no word: what the index holds of
+        it, as for a hit (None if the note is gone). Read from the index, which suggest has
+        just refreshed; parsing the file instead cost ~7 ms a note on every vague query."""
+        return self.index.run_search(lambda searcher: searcher.stored_note(note_id))
 
     def section_map(self, note_id: str, query: str | None = None,
                     today: dt.date | None = None) -> SectionMap:
@@ -198,6 +190,13 @@ class Ladder:
             rows = tuple(self._row(pos, s) for pos, s in enumerate(sections, start=1))
             return SectionMap(loaded.note_id, loaded.note.title,
                               self.counter.count(loaded.note.text), rows)
+        from memory.retrieval.section_scores import (
+            clear_winner,
+            ranked_ids,
+            score_sections,
+            when_boosted,
+        )
+
         evidence = when_boosted(self._evidence(loaded.note_id, query), sections, query)
         scored = score_sections(sections, evidence, query, today or dt.date.today())
         pickable = {s.id for s in sections if s.kind not in NOT_PICKED
@@ -218,6 +217,8 @@ class Ladder:
         """Rung 3: one section by id, unique prefix or map position ``#N``; a block range
         of it (``id:b3-5``); or the history entries of a date or range (``2026-11``,
         ``2026-11-01..2026-11-15``)."""
+        from memory.retrieval.zoom import parse_block_ref
+
         loaded = self.store.load(note_id)
         key = (section or "").strip()
         blocks = parse_block_ref(key)
@@ -238,15 +239,16 @@ class Ladder:
                            self.counter.count(text), text)
 
     def _evidence(self, note_id: str, query: str) -> Evidence:
+        from memory.retrieval.section_scores import Evidence
+
         parsed = parse_query(query)
         self.freshen()
         sections, _ = self.index.run_search(
-            lambda searcher: search(searcher, parsed, "section", None, note_id=note_id))
+            lambda searcher: searcher.search_parts(parsed, "section", None, note_id=note_id))
         paragraphs, _ = self.index.run_search(
-            lambda searcher: search(searcher, parsed, "paragraph", None, note_id=note_id))
-        return Evidence({str(h.fields["section"]): h.score for h in sections},
-                        {(str(h.fields["section"]), int(h.fields["lines"][0])): h.score
-                         for h in paragraphs})
+            lambda searcher: searcher.search_parts(parsed, "paragraph", None, note_id=note_id))
+        return Evidence({h.doc.section: h.score for h in sections},
+                        {(h.doc.section, h.doc.lines[0]): h.score for h in paragraphs})
 
     def _shown_entries(self, sections: tuple[Section, ...],
                        scores: dict[str, float]) -> tuple[set[str], Omitted | None]:
@@ -263,6 +265,8 @@ class Ladder:
 
     def _zoom(self, loaded: LoadedNote, section: Section,
               evidence: Evidence) -> tuple[Window, ...]:
+        from memory.retrieval.zoom import ZOOM_TOKENS, own_blocks, windows
+
         if self.counter.count(section.text) <= ZOOM_TOKENS:
             return ()
         blocks = own_blocks(section, loaded.note.sections)
@@ -272,6 +276,8 @@ class Ladder:
         return tuple(windows(blocks, block_scores, section.id, self.counter))
 
     def _read_blocks(self, loaded: LoadedNote, wanted: BlockRange) -> SectionText:
+        from memory.retrieval.zoom import BlockRange, block_text, own_blocks
+
         found = resolve_section(loaded, wanted.section, self.counter)
         blocks = own_blocks(found, loaded.note.sections)
         text = block_text(found, split_lines(loaded.note.text), wanted, blocks)
@@ -282,6 +288,8 @@ class Ladder:
     def _dated_entries(self, loaded: LoadedNote, key: str) -> list[Section] | None:
         """History entries inside a date reference; None when ``key`` is not one (or
         names a section exactly)."""
+        from memory.model.timeexpr import dated_inside, parse_date_ref
+
         wanted = parse_date_ref(key)
         if wanted is None or loaded.note.section(key) is not None:
             return None
@@ -305,8 +313,8 @@ class Ladder:
                       self.counter.count(section.text), section.parent, score, zoom)
 
 
-def with_prior(hits: list[SearchHit], prior: dict[str, float], words: int,
-               unmatched: Callable[[str], dict[str, object] | None]) -> list[SearchHit]:
+def with_prior(hits: list[SearchHit[StoredNote]], prior: dict[str, float], words: int,
+               unmatched: Callable[[str], StoredNote | None]) -> list[SearchHit[StoredNote]]:
     """Hits re-ranked with the session prior. The vaguer the message (the fewer its own
     words: 1 word counts fully, 5 or more not at all), the more a note read lately gains:
     up to ``PRIOR_WEIGHT`` × the best score × its prior. So "y el lag?" stays with the note
@@ -318,12 +326,12 @@ def with_prior(hits: list[SearchHit], prior: dict[str, float], words: int,
         return hits
     lift = PRIOR_WEIGHT * vague * max((h.score for h in hits), default=1.0)
     lifted = [dataclasses.replace(h, score=round(h.score + lift * prior.get(
-        str(h.fields["note_id"]), 0.0), 2)) for h in hits]
-    seen = {str(h.fields["note_id"]) for h in hits}
+        h.doc.note_id, 0.0), 2)) for h in hits]
+    seen = {h.doc.note_id for h in hits}
     for note, weight in prior.items():
-        fields = unmatched(note) if note not in seen else None
-        if fields is not None:
-            lifted.append(SearchHit(fields, round(lift * weight / 2, 2), ()))
+        stored = unmatched(note) if note not in seen else None
+        if stored is not None:
+            lifted.append(SearchHit(stored, round(lift * weight / 2, 2), ()))
     return sorted(lifted, key=lambda h: -h.score)
 
 
@@ -369,7 +377,6 @@ def _section_list(loaded: LoadedNote, counter: TokenCounter, limit: int = 20) ->
     return f"sections are: {shown}{more}"
 
 
-def _suggest_hit(fields: dict[str, object], score: float, matched: tuple[str, ...]) -> SuggestHit:
-    return SuggestHit(str(fields["note_id"]), str(fields.get("title") or ""), round(score, 2),
-                      int(str(fields.get("state_tokens") or 0)),
-                      int(str(fields.get("tokens") or 0)), matched)
+def _suggest_hit(stored: StoredNote, score: float, matched: tuple[str, ...]) -> SuggestHit:
+    return SuggestHit(stored.note_id, stored.title, round(score, 2), stored.state_tokens,
+                      stored.tokens, matched)

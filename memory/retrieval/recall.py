@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from memory.errors import InvalidArgument, NotesError
+from memory.index import ParsedQuery, SearchHit, StoredPart, parse_query
 from memory.model.text import split_lines
 from memory.model.timeexpr import asks_when, dated_inside, find_ranges, mentions_time
 from memory.retrieval.answers import label
 from memory.retrieval.ladder import Ladder
 from memory.retrieval.zoom import BlockRange
-from memory.search import ParsedQuery, SearchHit, parse_query
 
 MIN_BUDGET, MAX_BUDGET = 100, 20_000
 POOL = 200  # blocks and sections considered
@@ -119,7 +119,7 @@ def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, fl
                   today: dt.date, hierarchy: bool) -> list[Unit]:
     blocks, _ = ladder.search(parsed, "paragraph", POOL)
     sections, _ = ladder.search(parsed, "section", POOL)
-    section_scores = _normalised({(str(h.fields["note_id"]), str(h.fields["section"])): h.score
+    section_scores = _normalised({(h.doc.note_id, h.doc.section): h.score
                                   for h in sections}) if hierarchy else {}
     best_block = max((h.score for h in blocks), default=1.0) or 1.0
     ranges = find_ranges(parsed.text, today)
@@ -127,10 +127,10 @@ def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, fl
     units = []
     lines: dict[str, list[str] | None] = {}
     for hit in blocks:
-        note, section = str(hit.fields["note_id"]), str(hit.fields["section"])
+        note, section = hit.doc.note_id, hit.doc.section
         score = hit.score / best_block + SECTION_WEIGHT * section_scores.get((note, section), 0)
         score += NOTE_WEIGHT * note_scores.get(note, 0.0)
-        if dated_inside(hit.fields.get("date"), ranges):
+        if dated_inside(hit.doc.date, ranges):
             score += DATE_WEIGHT
         note_lines = _note_lines(ladder, note, lines)
         if note_lines is None:
@@ -152,12 +152,11 @@ def _note_lines(ladder: Ladder, note: str,
     return seen[note]
 
 
-def _unit(ladder: Ladder, hit: SearchHit, score: float, lines: list[str]) -> Unit:
-    note = str(hit.fields["note_id"])
-    start, end = (int(v) for v in hit.fields["lines"])
+def _unit(ladder: Ladder, hit: SearchHit[StoredPart], score: float, lines: list[str]) -> Unit:
+    start, end = hit.doc.lines
     text = "".join(lines[start:end])
-    block = int(str(hit.fields.get("id", "")).rpartition("@")[2] or 0)
-    return Unit(note, str(hit.fields["section"]), block, hit.fields.get("date"), start, text,
+    block = int(hit.doc.id.rpartition("@")[2] or 0)
+    return Unit(hit.doc.note_id, hit.doc.section, block, hit.doc.date, start, text,
                 ladder.count(text, remember=False), score)
 
 

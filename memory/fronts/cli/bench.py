@@ -126,8 +126,9 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
 def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work: Path | None,
                queries: int, seed: int, runs: int, generate_only: bool) -> None:
     """Speed and scale: generate stores, then measure index build, one-note freshness
-    (library and `notes watch`), warm suggest/section_map/read_section, cold CLI and hook
-    processes, MCP round trips and server memory, beside ripgrep and SQLite FTS5."""
+    (library and `notes watch`), warm suggest/section_map/read_section, cold CLI processes,
+    the prompt hook (cold and through the MCP server, beside a bare python), MCP round trips
+    and server memory, beside ripgrep and SQLite FTS5."""
     import shlex
 
     _import_checkout_benchmarks()
@@ -143,7 +144,7 @@ def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work:
     try:
         chosen = parse_scales(scales) if scales else [scale]
         options = PerfOptions(chosen, parse_backends(backends), seed, queries, runs, runs,
-                              work=work)
+                              work=work, hook_runs=min(queries, 3 * runs))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     data = run_perf(options, "notes " + shlex.join(sys.argv[1:]),

@@ -14,7 +14,6 @@ from typing import Any
 import click
 
 from memory.api import Notes
-from memory.errors import NotesError
 from memory.fronts import render
 from memory.fronts.cli import (
     _emit,
@@ -156,11 +155,15 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
 @click.option("--session-idle", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help=f"With --http: close a session idle this long "
                    f"[default: {DEFAULT_SESSION_IDLE_S}].")
+@click.option("--no-hook-socket", is_flag=True,
+              help="Do not answer the prompt hook (`notes hook user-prompt`) on the store's "
+                   "socket STATE/run/hook.sock.")
 @click.pass_context
 def serve(ctx: click.Context, read_only: bool, http_port: int | None, host: str | None,
           allow_hosts: tuple[str, ...], token_file: bool, max_sessions: int | None,
-          session_idle: float | None) -> None:
-    """Run the MCP server for this store (stdio by default; logs on stderr)."""
+          session_idle: float | None, no_hook_socket: bool) -> None:
+    """Run the MCP server for this store (stdio by default; logs on stderr). While it runs
+    it also answers the prompt hook of this store, much faster than a hook process alone."""
     from memory.fronts.mcp.http_guard import http_settings
 
     http_only = {"--host": host, "--allow-host": allow_hosts, "--token-file": token_file,
@@ -173,7 +176,7 @@ def serve(ctx: click.Context, read_only: bool, http_port: int | None, host: str 
         config, http_port, host, allow_hosts, token_file, max_sessions, session_idle)
     from memory.fronts.mcp import server as mcp_server
 
-    mcp_server.serve(config, read_only, http)
+    mcp_server.serve(config, read_only, http, hook_socket=not no_hook_socket)
 
 
 @cli.command()
@@ -246,26 +249,9 @@ def hook() -> None:
 @click.pass_context
 def hook_user_prompt(ctx: click.Context) -> None:
     """UserPromptSubmit hook: JSON on stdin, suggested notes as added context on stdout.
-    Never fails the prompt: problems are logged and it exits 0 with no output."""
-    from memory.services.hook import log_problem, run_hook
+    Answered by the store's MCP server when one runs, else here. Never fails the prompt:
+    problems are logged and it exits 0 with no output."""
+    from memory.services import hook as prompt_hook
 
     lazy: _LazyNotes = ctx.find_root().obj
-    try:
-        raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-        notes = Notes(lazy.config(), notify=lambda _: None, front="hook")
-        output = run_hook(notes, raw)
-        notes.close()
-    except Exception as exc:  # the user's prompt must go through whatever happens
-        message = f"notes hook: {type(exc).__name__}: {exc}"
-        click.echo(message, err=True)
-        log_problem(_hook_log_dir(lazy), message)
-        return
-    if output:
-        click.echo(output)
-
-
-def _hook_log_dir(lazy: _LazyNotes) -> Path:
-    try:
-        return lazy.config().state_dir
-    except NotesError:
-        return Path.home() / ".cache" / "notes-memory"
+    prompt_hook.main(lazy.config)

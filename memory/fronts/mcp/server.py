@@ -36,6 +36,7 @@ from memory.errors import NotesError
 from memory.fronts import render
 from memory.fronts.mcp.http_guard import HttpSettings
 from memory.fronts.mcp.tool_args import argument_problem
+from memory.services.hook_socket import HookSocket
 from memory.services.stores import describe_store
 
 SERVER_NAME = "notes"
@@ -213,11 +214,15 @@ def start_watcher(notes: Notes) -> Any:
         if report.indexed or report.removed:
             log.info("re-indexed %s", ", ".join(report.indexed + report.removed))
 
+    said: set[str] = set()
+
     def failed(exc: Exception) -> None:  # the watcher goes on after logging it
-        if isinstance(exc, NotesError):  # e.g. a full disk: the message says what to do
-            log.warning("keeping the index fresh failed: %s", exc)
-        else:
-            log.error("keeping the index fresh failed", exc_info=exc)
+        if isinstance(exc, NotesError):  # a known condition (a full disk): one line, once
+            if str(exc) not in said:
+                said.add(str(exc))
+                log.warning("keeping the index fresh: %s", exc)
+            return
+        log.error("keeping the index fresh failed", exc_info=exc)
 
     watcher = Watcher(notes.config.notes_dir, refresh, refresh,
                       on_idle=notes.tidy_index, on_error=failed, ignore=notes.config.state_dir)
@@ -291,6 +296,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         "store walking up from here, else your default store)")
     parser.add_argument("--state-dir", help="index folder (default: NOTES/.notes)")
     parser.add_argument("--read-only", action="store_true", help="serve only the read tools")
+    parser.add_argument("--no-hook-socket", action="store_true",
+                        help="do not answer the prompt hook (notes hook user-prompt) on the "
+                        "store's socket STATE/run/hook.sock")
     parser.add_argument("--http", type=int, metavar="PORT",
                         help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio")
     parser.add_argument("--host", help="address to listen on (beyond loopback: needs a token)")
@@ -310,7 +318,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def serve(config: Config, read_only: bool = False, http: HttpSettings | None = None) -> None:
+def start_hook_socket(notes: Notes) -> HookSocket | None:
+    """Answer `notes hook user-prompt` for this store from this process (the socket
+    `<state>/run/hook.sock`, :mod:`memory.services.hook_socket`); None if it cannot listen
+    (logged: the hooks then answer in their own process)."""
+    from memory.services import hook
+
+    listener = HookSocket(notes.config.state_dir,
+                          lambda request: hook.serve_request(notes, request),
+                          lambda message: log.warning("%s", message))
+    if not listener.start():
+        return None
+    log.info("answering the prompt hook on %s", listener.path)
+    return listener
+
+
+def serve(config: Config, read_only: bool = False, http: HttpSettings | None = None,
+          hook_socket: bool = True) -> None:
+    """Serve over stdio (or HTTP), keep the index fresh, and answer the prompt hook on the
+    store's socket (over HTTP too: the socket is a file only this user can reach, whatever
+    the HTTP server lets in; ``hook_socket=False``, ``--no-hook-socket``, turns it off)."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     log.info("serving the %s", describe_store(config))
@@ -318,12 +345,15 @@ def serve(config: Config, read_only: bool = False, http: HttpSettings | None = N
     notes.ladder.freshen()  # an index that cannot be written yet still serves what it holds
     mcp = create_server(config, read_only, notes)
     watcher = start_watcher(notes)
+    listener = start_hook_socket(notes) if hook_socket else None
     try:
         if http is not None:
             serve_http(mcp, http)
         else:
             mcp.run(show_banner=False)
     finally:
+        if listener is not None:
+            listener.stop()
         watcher.stop()
         notes.close()
 
@@ -365,7 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NotesError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
-    serve(config, args.read_only, http)
+    serve(config, args.read_only, http, hook_socket=not args.no_hook_socket)
     return 0
 
 

@@ -1,9 +1,11 @@
-"""What the index holds: the Whoosh schema and the documents made from one note.
+"""What every index holds: the documents made from one note, and their text fields.
 
-Three document kinds share one schema: ``note`` (title, tags and aliases, state, whole body),
-``section`` (a section's title and text) and ``paragraph`` (one top-level block with its
-section's heading). Every document carries the note id, so one note's documents are replaced
-together when its content hash changes.
+Three document kinds: ``note`` (title, tags and aliases, state, whole body), ``section`` (a
+section's title and text) and ``paragraph`` (one top-level block with its section's heading).
+Every document carries the note id, so one note's documents are replaced together when its
+content hash changes. A backend stores them its own way (Whoosh: one schema for the three
+kinds, :mod:`memory.index.whoosh.schema`; tantivy: an index per kind) and gives back what it
+stored as :mod:`memory.index.stored` types.
 """
 
 from __future__ import annotations
@@ -11,9 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from whoosh import fields
-
-from memory.analysis import exact_analyzer, stem_analyzer
 from memory.model.note import Note, Section
 from memory.state.store import LoadedNote
 from memory.state.tokens import TokenCounter
@@ -32,43 +31,6 @@ STEM_FIELD = {"note": "stem", "section": "s_stem", "paragraph": "p_stem"}
 STEM_BOOST = 0.5
 FIELD_KIND = {f: k for k, fs in KIND_FIELDS.items() for f in fs} | {
     f: k for k, f in STEM_FIELD.items()}
-
-
-def build_schema() -> fields.Schema:
-    exact, stem = exact_analyzer(), stem_analyzer()
-    text_fields: dict[str, Any] = {}
-    for kind, boosts in KIND_FIELDS.items():
-        for name, boost in boosts.items():
-            text_fields[name] = fields.TEXT(analyzer=exact, field_boost=boost, phrase=False)
-        text_fields[STEM_FIELD[kind]] = fields.TEXT(analyzer=stem, field_boost=STEM_BOOST,
-                                                     phrase=False)
-    return fields.Schema(
-        id=fields.ID(stored=True, unique=True),
-        note_id=fields.ID(stored=True),
-        kind=fields.ID(stored=True),
-        section=fields.ID(stored=True),
-        title=fields.TEXT(analyzer=exact, stored=True, field_boost=2.0, phrase=False),
-        **{k: v for k, v in text_fields.items() if k != "title"},
-        label=fields.STORED(),
-        date=fields.STORED(),
-        tokens=fields.STORED(),
-        state_tokens=fields.STORED(),
-        lines=fields.STORED(),
-        digest=fields.STORED(),
-        mtime_ns=fields.STORED(),
-        size=fields.STORED(),
-        entries=fields.STORED(),
-    )
-
-
-def doc_digest(document: dict[str, Any]) -> str:
-    """A fingerprint of everything a document holds, to re-index only what changed."""
-    import hashlib
-    import json
-
-    body = json.dumps({k: v for k, v in document.items() if k != "digest"}, sort_keys=True,
-                      default=str)
-    return hashlib.sha1(body.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def note_documents(

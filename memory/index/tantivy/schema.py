@@ -5,7 +5,8 @@ corrects BM25's average field length and idf per kind. tantivy computes both ove
 document of an index, so each kind gets its own index (``note/``, ``section/``,
 ``paragraph/``): the statistics are then those of the kind, as in Whoosh.
 
-**Analysis** mirrors :mod:`memory.analysis` with tantivy's native filters:
+**Analysis** mirrors Whoosh's (:mod:`memory.index.whoosh.analysis`) with tantivy's native
+filters, from the same word lists (:mod:`memory.index.words`):
 
 - ``exact``: ``\\w+`` → lower-case → ASCII fold → stop words (the same Spanish + English list,
   folded, with ``estado``/``estados`` kept, and one-character tokens dropped);
@@ -34,9 +35,9 @@ from typing import Any
 
 import tantivy
 
-from memory.analysis import ANALYZER_VERSION, stop_words
-from memory.documents import KIND_FIELDS, STEM_FIELD
-from memory.documents import SCHEMA_VERSION as DOCUMENTS_VERSION
+from memory.index.documents import KIND_FIELDS, STEM_FIELD
+from memory.index.documents import SCHEMA_VERSION as DOCUMENTS_VERSION
+from memory.index.words import ANALYZER_VERSION, stop_words
 
 SCHEMA_VERSION = 1
 KINDS = ("paragraph", "section", "note")  # commit order: the note index last (see index)
@@ -112,7 +113,7 @@ TEXT_FIELDS = {kind: (*KIND_FIELDS[kind], STEM_FIELD[kind]) for kind in KINDS}
 
 
 def to_document(document: dict[str, Any]) -> Any:
-    """A tantivy document from one of :func:`memory.documents.note_documents`' dicts."""
+    """A tantivy document from one of :func:`memory.index.documents.note_documents`' dicts."""
     kind = document["kind"]
     doc = tantivy.Document()
     doc.add_text("id", document["id"])

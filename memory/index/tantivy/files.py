@@ -1,7 +1,6 @@
 """The files of the tantivy indexes: open, create, swap, lock, write, and check them.
 
-Helpers of :class:`memory.backends.tantivy_index.TantivyIndex`, kept apart so that class
-reads as the index's life cycle.
+Helpers of :class:`memory.index.tantivy.TantivyIndex`.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from typing import Any
 
 import tantivy
 
-from memory.backends import tantivy_schema as ts
+from memory.index.tantivy import schema as ts
 
 WRITER_TIMEOUT = 30.0
 WRITER_HEAP = 64_000_000  # bytes per kind; tantivy's floor is 15 MB per thread

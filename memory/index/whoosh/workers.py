@@ -1,4 +1,4 @@
-"""Whoosh's multiprocessing writer, guarded (see :mod:`memory.backends.whoosh_build`).
+"""Whoosh's multiprocessing writer, guarded (see :mod:`memory.index.whoosh.build`).
 
 Imported only when a build uses worker processes, so that the CLI and the prompt hook, which
 import the index on every call, do not import ``multiprocessing``.
@@ -14,15 +14,15 @@ from typing import Any
 from whoosh.multiproc import MpWriter, SubWriterTask
 from whoosh.writing import SegmentWriter
 
-from memory.backends.locks import close_inherited_locks, die_with_parent, touch
-from memory.backends.whoosh_build import ParallelBuildFailed
+from memory.index.lifecycle import ParallelBuildFailed
+from memory.index.locks import close_inherited_locks, die_with_parent, touch
 
 
 class _GuardedTask(SubWriterTask):  # type: ignore[misc]
     """A worker that dies with the process that forked it (a build killed with SIGKILL must
     not leave workers holding the build lock or writing into a folder being deleted), holds
     no copy of the parent's build lock, and touches the lock file as it works (progress, for
-    a waiter: memory.backends.locks). A failure is one line on stderr, not a traceback; the
+    a waiter: memory.index.locks). A failure is one line on stderr, not a traceback; the
     parent notices the missing segment and builds again in one process."""
 
     def __init__(self, *args: Any, parent: int, heartbeat: str | None) -> None:

@@ -1,4 +1,5 @@
-"""Searching the tantivy indexes: the same query semantics as :mod:`memory.search`.
+"""Searching the tantivy indexes: the same query semantics as Whoosh's
+(:mod:`memory.index.whoosh.search`).
 
 A query is never parsed as syntax: each word of the :class:`ParsedQuery` goes through the
 tantivy analyzers (so its terms are the index's) and becomes term queries OR-ed over the
@@ -14,22 +15,30 @@ from typing import Any
 
 import tantivy
 
-from memory.backends import tantivy_schema as ts
-from memory.documents import KIND_FIELDS, STEM_BOOST, STEM_FIELD
-from memory.search import ParsedQuery, SearchHit
+from memory.index.documents import KIND_FIELDS, STEM_BOOST, STEM_FIELD
+from memory.index.query import ParsedQuery
+from memory.index.stored import Found, PartKind, SearchHit, StoredNote, StoredPart
+from memory.index.tantivy import schema as ts
 
 Word = tuple[str, list[str], list[str], float]  # word, exact terms, stem terms, weight
 
 
 class TantivySearcher:
-    """One point-in-time view of the three kind indexes."""
+    """One point-in-time view of the three kind indexes: this backend's
+    :class:`memory.index.interface.Searcher`."""
 
     def __init__(self, searchers: dict[str, Any]) -> None:
         self.searchers = searchers
 
-    # -- documents -------------------------------------------------------------------
-    def documents(self, kind: str = "note", note_id: str | None = None,
-                  **_: Any) -> Iterator[dict[str, Any]]:
+    # -- stored documents ------------------------------------------------------------
+    def stored_note(self, note_id: str) -> StoredNote | None:
+        found = next(self.documents("note", note_id), None)
+        return StoredNote.of(found) if found is not None else None
+
+    def stored_notes(self) -> list[StoredNote]:
+        return [StoredNote.of(d) for d in self.documents("note")]
+
+    def documents(self, kind: str, note_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Stored fields of every document of a kind (optionally of one note)."""
         searcher = self.searchers[kind]
         query = tantivy.Query.all_query() if note_id is None else tantivy.Query.term_query(
@@ -41,8 +50,20 @@ class TantivySearcher:
             yield ts.stored_fields(searcher.doc(address))
 
     # -- search ----------------------------------------------------------------------
-    def search_parsed(self, parsed: ParsedQuery, kind: str, limit: int | None,
-                      note_id: str | None = None) -> tuple[list[SearchHit], int]:
+    def search_notes(self, parsed: ParsedQuery, limit: int | None) -> Found[StoredNote]:
+        hits, total = self._search(parsed, "note", limit, None)
+        return [SearchHit(StoredNote.of(f), score, m) for f, score, m in hits], total
+
+    def search_parts(self, parsed: ParsedQuery, kind: PartKind, limit: int | None,
+                     note_id: str | None = None) -> Found[StoredPart]:
+        hits, total = self._search(parsed, kind, limit, note_id)
+        return [SearchHit(StoredPart.of(f), score, m) for f, score, m in hits], total
+
+    def _search(self, parsed: ParsedQuery, kind: str, limit: int | None,
+                note_id: str | None) -> tuple[list[tuple[dict[str, Any], float,
+                                                         tuple[str, ...]]], int]:
+        if not parsed.words and not parsed.context:
+            return [], 0
         words = analyzed_words(parsed)
         if not words:
             return [], 0
@@ -55,20 +76,18 @@ class TantivySearcher:
         matched = _matched_words(searcher, schema, kind, words,
                                  {_key(a): str(f["id"]) for _, a, f in stored})
         order = [w[0] for w in words]
-        hits = [SearchHit(fields, float(score),
-                          tuple(sorted(matched.get(_key(address), ()), key=order.index)))
+        hits = [(fields, float(score),
+                 tuple(sorted(matched.get(_key(address), ()), key=order.index)))
                 for score, address, fields in stored]
         return hits, int(result.count or 0)
 
 
 def analyzed_words(parsed: ParsedQuery) -> list[Word]:
     """Each query (then context) word with its tantivy terms and weight; words that analyze
-    to nothing (stop words) are left out, as in :func:`memory.analysis.query_terms`."""
+    to nothing (stop words) are left out, as in :func:`memory.index.words.query_words`."""
     out: list[Word] = []
     seen: set[str] = set()
-    weighted = [(w, 1.0) for w in parsed.words] + [(w, parsed.context_weight)
-                                                   for w in parsed.context]
-    for (word, _exact, _stem), weight in weighted:
+    for (word, _exact), weight in parsed.weighted():
         exact = ts.exact_analyzer().analyze(word)
         if not exact or word in seen:
             continue

@@ -1,7 +1,7 @@
 """Opening a Whoosh index safely: segment names from the OS's randomness, segment files read
 in place, a retry for the table-of-contents race, a probe, and what counts as damage.
 
-Importing this module installs both patches; :mod:`memory.index` imports it."""
+Importing this module installs both patches; :mod:`memory.index.whoosh.index` imports it."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 from whoosh import index as whoosh_index
 from whoosh.codec import base as _codec_base
 
-from memory.backends import whoosh_files
+from memory.index.stored import StoredNote
+from memory.index.whoosh import files as whoosh_files
 
 _SEGMENT_ALPHABET = string.ascii_lowercase + string.digits
 
@@ -28,7 +29,7 @@ def _os_random_segment_id(cls: type, size: int = 16) -> str:
 # parent (or a test framework that reseeds `random`) then pick the same name and a commit
 # fails. Segment names come from the OS's randomness instead.
 _codec_base.Segment._random_id = classmethod(_os_random_segment_id)
-whoosh_files.install()  # segment files are read in place, not copied (backends/whoosh_files)
+whoosh_files.install()  # segment files are read in place, not copied (memory/index/whoosh/files.py)
 
 
 T = TypeVar("T")
@@ -56,11 +57,11 @@ def probe(folder: Path) -> None:
         ix.close()
 
 
-def note_documents_of(ix: Any) -> dict[str, dict[str, Any]]:
+def stored_notes_of(ix: Any) -> dict[str, StoredNote]:
     with ix.searcher() as searcher:
-        return {d["note_id"]: d for d in searcher.documents(kind="note")}
+        return {str(d["note_id"]): StoredNote.of(d) for d in searcher.documents(kind="note")}
 
 
-def looks_like_damage(exc: Exception) -> bool:
+def looks_like_damage(exc: BaseException) -> bool:
     return isinstance(exc, OSError | EOFError | ValueError | KeyError | AssertionError) or \
         type(exc).__module__.startswith("whoosh")

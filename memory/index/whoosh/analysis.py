@@ -1,6 +1,5 @@
-"""Text analysis shared by indexing and querying: one place decides what a term is.
-
-Two analyzers over the same tokenizer:
+"""Whoosh's analyzers: the shared word rules (:mod:`memory.index.words`) as Whoosh filters,
+and the stemmed terms, which are Whoosh's own.
 
 - ``exact``: words lower-cased, stop words (Spanish + English) removed, accents folded.
   ``configuración`` and ``configuracion`` both become ``configuracion``.
@@ -9,9 +8,8 @@ Two analyzers over the same tokenizer:
   before the Spanish stemmer would make it miss ``-ación``. Stemming both languages merges some
   unrelated words, so it feeds a secondary, lower-weighted field only.
 
-``estado``/``estados`` are removed from Whoosh's Spanish stop list: the word matters here.
-Queries are never parsed as syntax (no ``NOT``, ``*`` or ``field:``): the query text goes
-through the same analyzers and becomes plain OR-ed terms.
+The exact analyzer's terms are :func:`memory.index.words.exact_terms`' (the same tokenizer,
+stop list and accent table), which is what lets a query's words be made without Whoosh.
 """
 
 from __future__ import annotations
@@ -26,25 +24,14 @@ from whoosh.analysis import (
     RegexTokenizer,
     StemFilter,
 )
-from whoosh.lang import stopwords_for_language
-from whoosh.support.charset import accent_map
 
+from memory.index.words import WORD_PATTERN, accent_table, stop_words
 from memory.model.text import fold
-
-ANALYZER_VERSION = 4
-KEEP_WORDS = frozenset({"estado", "estados"})
-WORD_PATTERN = r"\w+"
-
-
-@lru_cache(maxsize=1)
-def stop_words() -> frozenset[str]:
-    """Spanish and English stop words, accent-folded (so ``cómo`` and ``como`` both go)."""
-    words = set(stopwords_for_language("es")) | set(stopwords_for_language("en"))
-    return frozenset(fold(w) for w in words - KEEP_WORDS)
 
 
 class FoldedStopFilter(Filter):  # type: ignore[misc]
-    """Drops one-letter tokens and stop words, comparing accent-folded forms."""
+    """Drops one-letter tokens and stop words, comparing accent-folded forms (as
+    :func:`memory.index.words.kept`, inlined: it runs on every token indexed)."""
 
     def __call__(self, tokens: Any) -> Any:
         stops = stop_words()
@@ -60,13 +47,13 @@ def _base() -> Any:
 @lru_cache(maxsize=1)
 def exact_analyzer() -> Any:
     """Lower-case, stop words out, accents folded."""
-    return _base() | CharsetFilter(accent_map)
+    return _base() | CharsetFilter(accent_table())
 
 
 @lru_cache(maxsize=1)
 def stem_analyzer() -> Any:
     """Spanish stem, accent fold, English stem: a cross-language, lower-precision field."""
-    return (_base() | StemFilter(lang="es") | CharsetFilter(accent_map)
+    return (_base() | StemFilter(lang="es") | CharsetFilter(accent_table())
             | StemFilter(lang="en"))
 
 
@@ -75,16 +62,8 @@ def terms(text: str, analyzer: Any) -> list[str]:
     return [token.text for token in analyzer(text, mode="query")]
 
 
-def query_terms(text: str) -> list[tuple[str, str, str]]:
-    """(original word, exact term, stem term) for each distinct word of a query."""
-    seen: set[str] = set()
-    out: list[tuple[str, str, str]] = []
-    for token in _base()(text, mode="query"):
-        word = token.text
-        exact = terms(word, exact_analyzer())
-        stem = terms(word, stem_analyzer())
-        if not exact or word in seen:
-            continue
-        seen.add(word)
-        out.append((word, exact[0], stem[0] if stem else exact[0]))
-    return out
+@lru_cache(maxsize=4096)
+def stem_term(word: str, exact: str) -> str:
+    """A query word's stemmed term (its exact term when stemming leaves nothing)."""
+    stem = terms(word, stem_analyzer())
+    return stem[0] if stem else exact

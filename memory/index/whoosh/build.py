@@ -8,7 +8,7 @@ process: measured at 1 M tokens on 2 cores, 36 s in one process, 34 s merged, 18
 segment per worker). The index answers as one written by a single writer: the same hits
 with the same scores, since Whoosh sums its statistics over segments; only the order of
 equal scores can differ. Whoosh's writer is wrapped so that a worker that dies cannot hang
-the build or leave it silently short (`whoosh_workers.GuardedMpWriter`), and the caller
+the build or leave it silently short (`workers.GuardedMpWriter`), and the caller
 checks the document count and builds again in one process if it falls short.
 
 It is used only where that is safe: worker processes must start by ``fork`` (they inherit
@@ -60,16 +60,12 @@ def build_procs(notes: int, requested: int | None = None) -> int:
     return available_cores()
 
 
-class ParallelBuildFailed(Exception):
-    """A worker of a parallel build died or its segment is missing; build in one process."""
-
-
 def open_writer(ix: Any, procs: int = 1, heartbeat: str | None = None) -> Any:
     """A writer for ``ix``: the guarded multiprocessing one (a segment per worker, each
     touching ``heartbeat``, the build lock's file, as it works) when ``procs`` > 1, else the
     ordinary one waiting up to WRITER_TIMEOUT for the lock."""
     if procs > 1:
-        from memory.backends.whoosh_workers import (
+        from memory.index.whoosh.workers import (
             GuardedMpWriter,  # multiprocessing: only for a build
         )
 

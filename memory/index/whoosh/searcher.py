@@ -5,7 +5,7 @@ Opening a Whoosh searcher used to copy every sub-file of each segment out of its
 ``suggest``. ``whoosh_files`` now reads them in place, so opening costs under a millisecond,
 but a searcher opened anew for each ``suggest`` still costs about 2 ms more at a million
 tokens (p50 7.4 against 5.6 ms, measured alternating). So each
-:class:`memory.index.NoteIndex` (one per process in the CLI and the MCP server) keeps one
+:class:`memory.index.whoosh.WhooshIndex` (one per process in the CLI and the MCP server) keeps one
 searcher, shared by the process's threads one search at a time (Whoosh
 searchers are not thread-safe; searching is CPU-bound Python, so this costs no throughput),
 and opens a new one when the files of the index change: a commit here or in another process

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from memory.index.stored import StoredNote
 from memory.state.store import NoteFile
 
 Stat = tuple[str, int, int]  # path, mtime_ns, size
@@ -56,17 +56,17 @@ def note_stats(root: Path, skip: Path | None = None) -> dict[str, Stat]:
     return found
 
 
-def changed_files(root: Path, known: Mapping[str, Mapping[str, Any]],
+def changed_files(root: Path, known: Mapping[str, StoredNote],
                   skip: Path | None = None) -> tuple[list[NoteFile], list[str], int]:
     """What a refresh must do, from the files on disk and what the index holds of each note
-    (its stored ``mtime_ns`` and ``size``): the files whose stat changed (by note id), the
+    (its stored mtime and size): the files whose stat changed (by note id), the
     note ids whose files are gone, and how many are unchanged. Both backends use it."""
     stats = note_stats(root, skip)
     changed: list[NoteFile] = []
     unchanged = 0
     for note_id, (path, mtime_ns, size) in stats.items():
         old = known.get(note_id)
-        if old and old["mtime_ns"] == mtime_ns and old["size"] == size:
+        if old and old.mtime_ns == mtime_ns and old.size == size:
             unchanged += 1
         else:
             changed.append(NoteFile(note_id, Path(path), mtime_ns, size))

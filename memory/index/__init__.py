@@ -1,0 +1,39 @@
+"""The search index: one package owns it. What the rest of the package uses is the
+interface (:mod:`.interface`: :class:`SearchIndex`, :class:`Searcher`, :func:`make_index`),
+the query (:mod:`.query`) and what the index gives back (:mod:`.stored`); none of them
+imports a backend.
+
+- :mod:`.words`, :mod:`.wordlists`: what a word is (tokens, stop words, accent folding), for
+  every backend and for promotion;
+- :mod:`.documents`: the documents made from one note (three kinds: note, section,
+  paragraph);
+- :mod:`.lifecycle`: open, refresh, write, rebuild, swap and recovery, written once;
+  :mod:`.scan` (the fast freshness check), :mod:`.locks` (the build lock, workers, leftovers),
+  :mod:`.failures` (the errors of a failing disk);
+- :mod:`.whoosh` (default, embedded, pure Python) and :mod:`.tantivy` (the optional extra
+  ``notes-memory[tantivy]``, a native library): each backend's own schema, analysis, scoring,
+  files and workers. ``NOTES_BACKEND`` picks one (see :mod:`memory.config`); both keep their
+  index in their own folder of the state directory, so switching back and forth never
+  damages the other.
+
+A new backend is one more folder: a subclass of :class:`.lifecycle.IndexLifecycle` whose
+searcher is a :class:`Searcher`, named in :func:`make_index`, that passes
+``tests/test_backend_conformance.py``.
+"""
+
+from memory.index.interface import (
+    Notify,
+    Observer,
+    Progress,
+    RefreshReport,
+    Searcher,
+    SearchIndex,
+    WrittenNote,
+    make_index,
+)
+from memory.index.query import ParsedQuery, parse_query, vagueness
+from memory.index.stored import Found, PartKind, SearchHit, StoredNote, StoredPart
+
+__all__ = ["Found", "Notify", "Observer", "ParsedQuery", "PartKind", "Progress",
+           "RefreshReport", "SearchHit", "SearchIndex", "Searcher", "StoredNote", "StoredPart",
+           "WrittenNote", "make_index", "parse_query", "vagueness"]

@@ -1,0 +1,409 @@
+"""The life cycle every index backend shares: open, refresh, write, rebuild, swap, recover.
+
+The index lives in ``<state dir>/<FOLDER>``. It is incremental: each note document stores its
+file's mtime, size and content hash, and :meth:`IndexLifecycle.refresh` re-indexes only the
+notes whose hash changed (and drops the ones that are gone). A version change, a missing index
+or a damaged one triggers a full rebuild with one message, never a traceback. Rebuilds are
+made in ``<FOLDER>.new-<pid>`` and swapped in, so a crash mid-build leaves the old index; the
+build lock names its holder and is never held for good by a dead or stuck process, and the
+folders of killed builds are removed (:mod:`memory.index.locks`). A write that fails (a full
+or read-only disk) releases every lock and raises :class:`IndexUnavailable`; the index stays
+as it was, and the next call after the disk is fixed works at once.
+
+A backend (:mod:`memory.index.whoosh`, :mod:`memory.index.tantivy`) subclasses
+:class:`IndexLifecycle` and supplies only what is its own: its files (open, create, probe,
+close), its searcher, what it stores of each note, and a :class:`NoteWriter`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from memory.errors import IndexUnavailable
+from memory.index.documents import note_documents
+from memory.index.failures import build_failed, busy, write_failed
+from memory.index.interface import Notify, Observer, Progress, RefreshReport, Searcher, WrittenNote
+from memory.index.locks import HolderLock, remove_leftovers, swap_in
+from memory.index.scan import changed_files
+from memory.index.stored import StoredNote
+from memory.state.store import LoadedNote, NoteFile, Store
+from memory.state.tokens import TokenCounter
+
+H = TypeVar("H")  # the backend's open index
+T = TypeVar("T")
+REQUESTED = "rebuild requested"
+
+
+class ParallelBuildFailed(Exception):
+    """A worker of a parallel build died or its part is missing; build in one process."""
+
+
+class NoteWriter(Protocol):
+    """One write to the index: what :meth:`IndexLifecycle._write` asks of a backend."""
+
+    def delete(self, note_id: str) -> None:
+        """Drop every document of a note."""
+
+    def put(self, note_id: str, documents: list[dict[str, Any]]) -> None:
+        """Make these the note's documents (a new index: add them)."""
+
+    def commit(self) -> None:
+        """Make what was written so far searchable."""
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def _nothing() -> None:
+    return None
+
+
+class IndexLifecycle(ABC, Generic[H]):
+    """Owns the index of one store and is its only writer in this process."""
+
+    FOLDER: ClassVar[str]  # the index's folder in the state folder
+    WRITER_TIMEOUT: ClassVar[float] = 30.0  # seconds to wait for another process's writer
+    BATCH: ClassVar[int | None] = None  # notes per commit (None: one commit per write)
+    DISK_ERRORS: ClassVar[tuple[type[BaseException], ...]] = (OSError,)
+    BUSY: ClassVar[tuple[type[BaseException], ...]] = ()  # another process is writing
+
+    def __init__(self, store: Store, counter: TokenCounter, notify: Notify = _quiet,
+                 observer: Observer | None = None) -> None:
+        self.store = store
+        self.counter = counter
+        self.notify = notify
+        self.observer = observer  # told of every note the index read, after its commit
+        self.dir = store.config.state_dir / self.FOLDER
+        self.lock_path = self.dir.with_name(f"{self.FOLDER}.lock")  # held by a rebuild
+        self._ix: H | None = None
+        self._lock = threading.RLock()  # one writer at a time inside this process
+        self._cleaned = False  # leftovers of killed builds removed (at the first open)
+        self._heartbeat: Callable[[], None] = _nothing  # the build lock's, during a rebuild
+        self.build_procs: int | None = None  # processes for rebuilds; None: the backend's
+        self.last_build_procs = 1  # processes the last rebuild was started with
+
+    # -- what a backend supplies ---------------------------------------------------------
+    @abstractmethod
+    def version(self) -> dict[str, Any]:
+        """What ``version.json`` must hold for the index to be used as it is."""
+
+    @abstractmethod
+    def _present(self) -> bool:
+        """The index's files are in :attr:`dir` (not whether they can be read)."""
+
+    @abstractmethod
+    def _probe(self) -> None:
+        """Read a little of the index in :attr:`dir`; raises if it cannot be read."""
+
+    @abstractmethod
+    def _unreadable(self, exc: BaseException) -> bool:
+        """Whether ``exc``, raised opening or reading the index, means its files are
+        damaged (then it is rebuilt), rather than a failure to pass on."""
+
+    @abstractmethod
+    def _open_files(self, folder: Path) -> H: ...
+
+    @abstractmethod
+    def _create_files(self, folder: Path) -> H:
+        """A new, empty index in ``folder`` (which may not exist yet)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close the index's files and forget what was cached of them."""
+
+    @abstractmethod
+    def _acquire(self) -> Searcher:
+        """A searcher over the index as it is now (opened or built first if need be)."""
+
+    def _release(self) -> None:
+        """The searcher :meth:`_acquire` gave is no longer used."""
+
+    @abstractmethod
+    def _stored_notes(self) -> Mapping[str, StoredNote]:
+        """What the index holds of each note, by note id (cached as the backend sees fit)."""
+
+    @abstractmethod
+    def _writer(self, ix: H, folder: Path, building: bool,
+                procs: int) -> AbstractContextManager[NoteWriter]:
+        """A writer for ``ix`` (in ``folder``); leaving it by an exception gives up what was
+        not committed and releases every lock. ``building``: a new, empty index."""
+
+    @abstractmethod
+    def tidy(self) -> int:
+        """Merge what quick commits left to merge; how many parts were merged."""
+
+    def _build_procs(self, notes: int) -> int:
+        """Processes to build a new index of ``notes`` notes with (1: this one alone)."""
+        return 1
+
+    def _check_build(self, ix: H, procs: int) -> None:
+        """Raise ParallelBuildFailed if a build with ``procs`` processes came out short."""
+
+    def _build_failed(self, exc: BaseException) -> None:
+        """Clean up after a build that failed with ``exc`` (before its folder is removed)."""
+
+    # -- opening -------------------------------------------------------------------------
+    def open(self) -> H:
+        """The open index, built first if it is missing, outdated or unreadable."""
+        with self._lock:
+            if self._ix is None:
+                if not self._cleaned:
+                    self._cleaned = True
+                    remove_leftovers(self.dir.parent, self.dir.name)
+                reason = self._unusable_reason()
+                if reason:
+                    self._rebuild(reason, None)
+                else:
+                    self._ix = self._open_files(self.dir)
+            return self._opened()
+
+    def _opened(self) -> H:
+        if self._ix is None:
+            raise IndexUnavailable(f"the index in {self.dir} is not open; run the command "
+                                   "again")
+        return self._ix
+
+    def _unusable_reason(self) -> str:
+        if not self._present():
+            return "no index yet"
+        if _read_json(self.dir / "version.json") != self.version():
+            return "the index was built by another version"
+        try:
+            self._probe()
+        except BaseException as exc:  # any failure to read it means: rebuild it
+            if not self._unreadable(exc):
+                raise
+            return f"the index is damaged ({type(exc).__name__})"
+        return ""
+
+    # -- reading with recovery -----------------------------------------------------------
+    @contextlib.contextmanager
+    def searcher(self) -> Iterator[Searcher]:
+        """A searcher over the index as it is now; a damaged index is rebuilt once first."""
+        try:
+            searcher = self._acquire()
+        except BaseException as exc:
+            if not self._unreadable(exc):
+                raise
+            self._recover(exc)
+            searcher = self._acquire()
+        try:
+            yield searcher
+        finally:
+            self._release()
+
+    def _recover(self, exc: BaseException) -> H:
+        self.close()
+        self.rebuild(reason=f"the index could not be read ({type(exc).__name__})")
+        return self.open()
+
+    def run_search(self, fn: Callable[[Searcher], T]) -> T:
+        """Run ``fn(searcher)``; if the index turns out damaged, rebuild and run it again."""
+        try:
+            with self.searcher() as searcher:
+                return fn(searcher)
+        except BaseException as exc:
+            if isinstance(exc, IndexUnavailable) or not self._damaged_in_search(exc):
+                raise
+            self._recover(exc)
+            with self.searcher() as searcher:
+                return fn(searcher)
+
+    def _damaged_in_search(self, exc: BaseException) -> bool:
+        """Whether ``exc``, raised while a search ran, means the index is damaged."""
+        return self._unreadable(exc)
+
+    # -- keeping fresh -------------------------------------------------------------------
+    def refresh(self, progress: Progress | None = None) -> RefreshReport:
+        """Re-index the notes whose content changed since they were indexed. Raises
+        IndexUnavailable when the index cannot be built or written, or stays locked by
+        another writer past WRITER_TIMEOUT; the index is then left as it was."""
+        with self._lock:
+            try:
+                return self._refresh(progress)
+            except self.BUSY as exc:
+                raise busy(self.dir, self.WRITER_TIMEOUT) from exc
+
+    def _refresh(self, progress: Progress | None) -> RefreshReport:
+        self.open()
+        known = self._known_notes()
+        changed, removed, unchanged = changed_files(self.store.root, known,
+                                                    self.store.config.state_dir)
+        report = RefreshReport(unchanged=unchanged, removed=removed)
+        if changed or report.removed:
+            report.indexed = self._write(changed, report.removed, known, progress)
+            report.unchanged += len(changed) - len(report.indexed)
+        return report
+
+    def _known_notes(self) -> Mapping[str, StoredNote]:
+        try:
+            return self._stored_notes()
+        except BaseException as exc:
+            if not self._unreadable(exc):
+                raise
+            self._recover(exc)  # a complete new index: read it instead
+            return self._stored_notes()
+
+    def update_notes(self, note_ids: list[str]) -> None:
+        """Re-index these notes now (after a write); a busy index is left to the next read.
+        Raises IndexUnavailable when the index cannot be written (or built); nothing stays
+        locked, and the next read or write indexes what was missed."""
+        with self._lock:
+            files: list[NoteFile] = []
+            gone: list[str] = []
+            for note_id in note_ids:
+                path = self.store.path_for(note_id)
+                try:
+                    stat = path.stat()
+                except OSError:
+                    stat = None
+                if stat is not None and path.is_file():
+                    files.append(NoteFile(note_id, path, stat.st_mtime_ns, stat.st_size))
+                else:
+                    gone.append(note_id)
+            with contextlib.suppress(*self.BUSY):
+                self._write(files, gone, {}, None)
+
+    def index_written(self, written: list[WrittenNote]) -> None:
+        """Re-index notes a write has just made, from the parsed text it hands over (their
+        files are not read again, and the observer, which the writer told already, is not
+        told of them); otherwise as :meth:`update_notes`."""
+        with self._lock, contextlib.suppress(*self.BUSY):
+            self._write([w.file for w in written], [], {}, None,
+                        given={w.file.note_id: w.loaded for w in written})
+
+    def _write(self, files: list[NoteFile], removed: list[str],
+               known: Mapping[str, StoredNote], progress: Progress | None, procs: int = 1,
+               building: bool = False, given: Mapping[str, LoadedNote] | None = None,
+               folder: Path | None = None) -> list[str]:
+        """Index ``files`` (their parsed text taken from ``given`` where it is there, else
+        read) and drop ``removed``, committing every BATCH notes; the observer is told of
+        the notes read, after each commit. Returns the notes (re)indexed."""
+        ix = self.open()
+        done: list[str] = []
+        try:
+            with self._writer(ix, folder or self.dir, building, procs) as writer:
+                for note_id in removed:
+                    writer.delete(note_id)
+                for start, batch in _batches(files, self.BATCH):
+                    read: list[LoadedNote] = []
+                    for number, entry in enumerate(batch, start=start + 1):
+                        handed = (given or {}).get(entry.note_id)
+                        note = self._index_one(writer, entry, known.get(entry.note_id), handed)
+                        if note is not None:
+                            done.append(note.note_id)
+                            if handed is None:
+                                read.append(note)
+                        self._heartbeat()
+                        if progress:
+                            progress(number, len(files))
+                    writer.commit()
+                    self.counter.flush()
+                    if self.observer is not None and read:
+                        self.observer(read)
+        except self.DISK_ERRORS as exc:
+            raise write_failed(self.dir, exc) from exc
+        return done
+
+    def _index_one(self, writer: NoteWriter, entry: NoteFile, old: StoredNote | None,
+                   loaded: LoadedNote | None) -> LoadedNote | None:
+        if loaded is None:
+            try:
+                loaded = self.store.load_path(entry.note_id, entry.path)
+            except OSError:
+                writer.delete(entry.note_id)
+                return None
+        if old and old.digest == loaded.digest and old.mtime_ns == entry.mtime_ns:
+            return None
+        writer.put(entry.note_id, list(note_documents(loaded, entry.mtime_ns, entry.size,
+                                                      self.counter)))
+        return loaded
+
+    # -- rebuilding ----------------------------------------------------------------------
+    def rebuild(self, reason: str = REQUESTED,
+                progress: Progress | None = None) -> RefreshReport:
+        """Build a complete new index beside the old one, then swap it in."""
+        with self._lock:
+            return self._rebuild(reason, progress)
+
+    def _rebuild(self, reason: str, progress: Progress | None) -> RefreshReport:
+        failures: tuple[type[BaseException], ...] = (*self.DISK_ERRORS, IndexUnavailable)
+        self.close()
+        if reason != REQUESTED:
+            self.notify(f"notes: {reason}; building the index in {self.dir}")
+        try:
+            with HolderLock(self.lock_path, self.notify) as lock:
+                remove_leftovers(self.dir.parent, self.dir.name)
+                if reason != REQUESTED and not self._unusable_reason():
+                    self._ix = self._open_files(self.dir)  # another process rebuilt it
+                    return RefreshReport(rebuilt=False, reason="rebuilt by another process")
+                indexed = self._build_and_swap(progress, lock)
+            self._ix = self._open_files(self.dir)
+        except failures as exc:
+            self.close()
+            raise build_failed(self.dir, exc) from exc
+        return RefreshReport(indexed=indexed, rebuilt=True, reason=reason)
+
+    def _build_and_swap(self, progress: Progress | None, lock: HolderLock) -> list[str]:
+        """Build the new index in ``<FOLDER>.new-<pid>`` and swap it in; on any failure (or
+        an interrupt) the new folder is deleted and the old index stays as it was."""
+        fresh = self.dir.with_name(f"{self.dir.name}.new-{os.getpid()}")
+        shutil.rmtree(fresh, ignore_errors=True)
+        self._heartbeat = lock.beat
+        try:
+            indexed = self._fill(fresh, self.store.files(), progress)
+            (fresh / "version.json").write_text(json.dumps(self.version()))
+            self.close()
+            swap_in(fresh, self.dir)
+        except BaseException as exc:
+            self.close()
+            self._build_failed(exc)
+            shutil.rmtree(fresh, ignore_errors=True)
+            raise
+        finally:
+            self._heartbeat = _nothing
+        return indexed
+
+    def _fill(self, fresh: Path, files: list[NoteFile], progress: Progress | None) -> list[str]:
+        """Write every note into a new index in ``fresh``: with several processes where the
+        backend allows it, again in this process if that failed."""
+        procs = self.last_build_procs = self._build_procs(len(files))
+        if procs > 1:
+            try:
+                return self._fill_with(fresh, files, progress, procs)
+            except ParallelBuildFailed as exc:
+                self.close()
+                self.notify(f"notes: {exc}; building the index again in this process")
+                shutil.rmtree(fresh, ignore_errors=True)
+        return self._fill_with(fresh, files, progress, 1)
+
+    def _fill_with(self, fresh: Path, files: list[NoteFile], progress: Progress | None,
+                   procs: int) -> list[str]:
+        self._ix = self._create_files(fresh)
+        indexed = self._write(files, [], {}, progress, procs, building=True, folder=fresh)
+        self._check_build(self._opened(), procs)
+        return indexed
+
+
+def _batches(files: list[NoteFile], size: int | None) -> Iterator[tuple[int, list[NoteFile]]]:
+    """(offset, files) in batches of ``size`` (None: one), at least one (maybe empty)."""
+    step = size or max(1, len(files))
+    for start in range(0, max(1, len(files)), step):
+        yield start, files[start:start + step]
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,71 @@
+"""What a word is, for every backend: tokens, stop words, accent folding. Pure Python.
+
+A query's words and the index's exact terms are made by the same steps:
+
+- ``\\w+`` tokens, lower-cased;
+- one-letter tokens and stop words (Spanish + English, compared accent-folded, so ``cómo``
+  and ``como`` both go) removed; ``estado``/``estados`` are kept: the word matters here;
+- for the exact terms, accents folded with the accent table (``configuración`` →
+  ``configuracion``).
+
+The lists are data (:mod:`memory.index.wordlists`), so the query's words, promotion's word
+sets and the tantivy analyzers need no Whoosh. Whoosh's analyzers are built from the same
+lists (:mod:`memory.index.whoosh.analysis`) and add the stemmed terms, which are each
+backend's own.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from memory.index.wordlists import ACCENTS, ENGLISH, SPANISH
+from memory.model.text import fold
+
+ANALYZER_VERSION = 4  # in each index's version.json: a change rebuilds the indexes
+KEEP_WORDS = frozenset({"estado", "estados"})
+WORD_PATTERN = r"\w+"
+_WORD = re.compile(WORD_PATTERN)
+
+
+@lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    """Spanish and English stop words, accent-folded (so ``cómo`` and ``como`` both go)."""
+    return frozenset(fold(w) for w in (SPANISH | ENGLISH) - KEEP_WORDS)
+
+
+@lru_cache(maxsize=1)
+def accent_table() -> dict[int, str]:
+    """The accent table as a ``str.translate`` map."""
+    return {ord(source): target for target, sources in ACCENTS.items() for source in sources}
+
+
+def kept(token: str) -> bool:
+    """Whether a lower-cased token is a word: two letters or more, and not a stop word."""
+    return len(token) >= 2 and fold(token) not in stop_words()
+
+
+def words(text: str) -> list[str]:
+    """The words of a text, lower-cased, in order, duplicates kept."""
+    return [token for match in _WORD.finditer(text) if kept(token := match.group(0).lower())]
+
+
+def exact_terms(text: str) -> list[str]:
+    """The exact terms of a text (its words, accents folded), in order, duplicates kept."""
+    table = accent_table()
+    return [word.translate(table) for word in words(text)]
+
+
+def query_words(text: str) -> list[tuple[str, str]]:
+    """(word, exact term) for each distinct word of a query, in order. A word is analyzed
+    again on its own, as an index term is, and left out if that leaves nothing (a token
+    whose lower case splits into one-letter pieces, as ``İ`` does)."""
+    seen: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for word in words(text):
+        exact = exact_terms(word)
+        if not exact or word in seen:
+            continue
+        seen.add(word)
+        out.append((word, exact[0]))
+    return out

@@ -1,0 +1,316 @@
+"""The prompt hook answered by a running MCP server, over a Unix socket.
+
+A cold ``notes hook user-prompt`` process has to import the index and open it before it can
+search; the store's MCP server, when one runs, has all of it open. So the server listens on a
+Unix socket in the store's state folder (``<state>/run/hook.sock``) and answers the hook with
+the same :func:`memory.services.hook.run_hook` on its own open store, and the hook process
+asks it first (with the standard library only), falling back to answering in-process when
+there is no server or it does not answer within :data:`CLIENT_TIMEOUT_S`.
+
+The socket is as sensitive as the notes (it answers with their ids and titles, and what it
+says goes into the model's context), so both ends check each other:
+
+- the folder holding it is the user's own and only theirs (mode 0700, not a symlink); the
+  server creates it so, or tightens a folder of its own that is wider, and refuses one that
+  belongs to someone else;
+- the socket file is mode 0600; the client only connects to a socket the user owns, and on
+  Linux each end checks the other process's user id (``SO_PEERCRED``).
+
+A path too long for a socket address (about 100 bytes) is replaced by a short one in
+``/tmp/notes-memory-<uid>/`` (same checks), named by a digest of the state folder.
+
+One request per connection: a JSON line ``{"v": 1, "input": …, "session": …, "store": …}``,
+at most :data:`MAX_REQUEST_BYTES`; the answer is one JSON line, ``{"output": …}`` or
+``{"error": …}``. The server handles at most :data:`MAX_WORKERS` connections at once (more are
+closed at once, and their hooks answer in-process), each within :data:`SERVER_TIMEOUT_S`.
+A socket file left by a killed server is replaced by the next server; a server removes its
+own socket when it stops, and takes the path back if it disappears while it runs (another
+server for the same store that stopped).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import stat
+import struct
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+PROTOCOL = 1
+FOLDER_NAME = "run"
+SOCKET_NAME = "hook.sock"
+MAX_SOCKET_PATH = 100  # bytes; sun_path holds 108 on Linux, 104 on macOS
+SHORT_ROOT = Path("/tmp")
+MAX_REQUEST_BYTES = 1 << 20  # a longer prompt is answered in-process
+MAX_RESPONSE_BYTES = 1 << 20
+CLIENT_TIMEOUT_S = 1.0  # connect, send and receive, in all
+SERVER_TIMEOUT_S = 5.0  # a connection that sends nothing is closed after this
+MAX_WORKERS = 4
+CHECK_EVERY_S = 2.0  # how often a server looks that its socket file is still there
+
+Answer = Callable[[dict[str, Any]], dict[str, Any]]
+Log = Callable[[str], None]
+
+
+def socket_path(state_dir: Path) -> Path:
+    """Where the hook socket of the store whose state folder is ``state_dir`` lives."""
+    path = state_dir / FOLDER_NAME / SOCKET_NAME
+    if len(os.fsencode(str(path))) <= MAX_SOCKET_PATH:
+        return path
+    digest = hashlib.sha256(os.fsencode(str(state_dir))).hexdigest()[:24]
+    return SHORT_ROOT / f"notes-memory-{_uid()}" / f"{digest}.sock"
+
+
+def _uid() -> int:
+    return os.getuid() if hasattr(os, "getuid") else -1
+
+
+def folder_problem(folder: Path) -> str:
+    """Why ``folder`` is not fit to hold the socket ("" when it is): it must be a real
+    folder (not a symlink) of this user that no one else may enter."""
+    try:
+        info = os.lstat(folder)
+    except OSError as exc:
+        return f"{folder} cannot be read ({exc.strerror})"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{folder} is not a folder"
+    if info.st_uid != _uid():
+        return f"{folder} belongs to another user (uid {info.st_uid})"
+    if info.st_mode & 0o077:
+        return f"{folder} is open to others (mode {stat.S_IMODE(info.st_mode):o})"
+    return ""
+
+
+def private_folder(folder: Path) -> str:
+    """Create ``folder`` (mode 0700) or tighten it if it is ours; "" when it is fit."""
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        return f"{folder} cannot be created ({exc.strerror})"
+    problem = folder_problem(folder)
+    if problem and "open to others" in problem:
+        try:
+            os.chmod(folder, 0o700)
+        except OSError as exc:
+            return f"{problem}, and cannot be closed ({exc.strerror})"
+        problem = folder_problem(folder)
+    return problem
+
+
+def _peer_uid(sock: socket.socket) -> int | None:
+    """The user id of the process at the other end (Linux; None elsewhere)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    return int(struct.unpack("3i", raw)[1])
+
+
+def _read_line(sock: socket.socket, limit: int, deadline: float) -> bytes | None:
+    """Bytes up to the first newline (or the end), None past ``limit`` or the deadline."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        sock.settimeout(left)
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if b"\n" in chunk:
+            break
+        if size > limit:
+            return None
+    data = b"".join(chunks).partition(b"\n")[0]
+    return data if len(data) <= limit else None
+
+
+# -- the client (the hook process) ------------------------------------------------------------
+def ask(state_dir: Path, request: dict[str, Any],
+        timeout: float = CLIENT_TIMEOUT_S) -> dict[str, Any] | None:
+    """The server's answer to ``request``, or None: no server, not ours, too slow, or an
+    answer that is not one (the caller then answers in-process)."""
+    path = socket_path(state_dir)
+    payload = json.dumps({"v": PROTOCOL, **request}, ensure_ascii=False).encode() + b"\n"
+    if len(payload) > MAX_REQUEST_BYTES or folder_problem(path.parent):
+        return None
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISSOCK(info.st_mode) or info.st_uid != _uid():
+        return None
+    deadline = time.monotonic() + timeout
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            sock.connect(str(path))
+            if _peer_uid(sock) not in (None, _uid()):
+                return None
+            sock.sendall(payload)
+            sock.shutdown(socket.SHUT_WR)
+            line = _read_line(sock, MAX_RESPONSE_BYTES, deadline)
+    except OSError:  # refused (a stale socket), reset, timed out
+        return None
+    try:
+        answer = json.loads(line) if line else None
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) else None
+
+
+# -- the server (a thread of the MCP server) --------------------------------------------------
+class HookSocket:
+    """Listens on the store's hook socket and answers each request with ``answer``."""
+
+    def __init__(self, state_dir: Path, answer: Answer, log: Log) -> None:
+        self.path = socket_path(state_dir)
+        self.answer, self.log = answer, log
+        self._sock: socket.socket | None = None
+        self._bound: tuple[int, int] | None = None  # (device, inode) of our socket file
+        self._stop = threading.Event()
+        self._binding = threading.Lock()  # taking the path back never races stop()
+        self._thread: threading.Thread | None = None
+        self._slots = threading.BoundedSemaphore(MAX_WORKERS)
+
+    def start(self) -> bool:
+        """Bind the socket and serve it from a daemon thread; False (logged) if it cannot."""
+        problem = private_folder(self.path.parent)
+        if problem:
+            self.log(f"hook socket off: {problem}; hooks answer in their own process")
+            return False
+        if not self._bind(take_over=True):
+            return False
+        self._thread = threading.Thread(target=self._serve, name="hook-socket", daemon=True)
+        self._thread.start()
+        return True
+
+    def _bind(self, take_over: bool) -> bool:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            if take_over:
+                self._remove_leftover()
+            sock.bind(str(self.path))
+            os.chmod(self.path, 0o600)
+            sock.listen(16)
+            sock.settimeout(CHECK_EVERY_S)
+            info = os.stat(self.path)
+        except OSError as exc:
+            sock.close()
+            if take_over:
+                self.log(f"hook socket off: cannot listen on {self.path} ({exc}); hooks "
+                         "answer in their own process")
+            return False
+        self._sock, self._bound = sock, (info.st_dev, info.st_ino)
+        return True
+
+    def _remove_leftover(self) -> None:
+        """Whatever is at the path goes: the folder is ours alone, so it is a socket of a
+        server that was killed, or of one still running for this store, which we replace
+        (it takes the path back when we stop)."""
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+    def _ours(self) -> bool:
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return False
+        return (info.st_dev, info.st_ino) == self._bound
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            sock = self._sock
+            if sock is None:
+                return
+            try:
+                conn, _ = sock.accept()
+            except TimeoutError:
+                self._keep_path()
+                continue
+            except OSError:
+                if self._stop.is_set():
+                    return
+                time.sleep(0.1)
+                continue
+            if not self._slots.acquire(blocking=False):
+                conn.close()  # busy: that hook answers in its own process
+                continue
+            threading.Thread(target=self._handle, args=(conn,), daemon=True,
+                             name="hook-request").start()
+
+    def _keep_path(self) -> None:
+        """Take the path back if our socket file is gone (a second server for the same
+        store replaced it, then stopped and removed it)."""
+        with self._binding:
+            if self._stop.is_set() or self._ours() or os.path.lexists(self.path):
+                return
+            old = self._sock
+            if self._bind(take_over=False):
+                if old is not None:
+                    old.close()
+                self.log(f"hook socket: listening again on {self.path}")
+
+    def _handle(self, conn: socket.socket) -> None:
+        try:
+            with conn:
+                if _peer_uid(conn) not in (None, _uid()):
+                    return
+                line = _read_line(conn, MAX_REQUEST_BYTES,
+                                  time.monotonic() + SERVER_TIMEOUT_S)
+                reply = self._reply(line)
+                conn.settimeout(SERVER_TIMEOUT_S)
+                conn.sendall(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
+        except OSError:
+            pass  # the hook gave up (timed out) or went away: it answers in-process
+        finally:
+            self._slots.release()
+
+    def _reply(self, line: bytes | None) -> dict[str, Any]:
+        if line is None:
+            return {"error": f"no request within {SERVER_TIMEOUT_S:g} s, or over "
+                             f"{MAX_REQUEST_BYTES} bytes"}
+        try:
+            request = json.loads(line)
+        except ValueError:
+            return {"error": "the request is not JSON"}
+        if not isinstance(request, dict) or request.get("v") != PROTOCOL:
+            return {"error": f"not a hook request of protocol {PROTOCOL}"}
+        try:
+            return self.answer(request)
+        except Exception as exc:  # the hook falls back; the server goes on
+            self.log(f"hook socket: answering failed: {type(exc).__name__}: {exc}")
+            return {"error": f"{type(exc).__name__}: {exc}"}
+
+    def stop(self) -> None:
+        """Stop listening and remove our socket file (not one another server put there)."""
+        with self._binding:
+            self._stop.set()
+            sock, self._sock = self._sock, None
+        if sock is not None:
+            if self._ours():
+                try:
+                    os.unlink(self.path)
+                except OSError:
+                    pass
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() under way (Linux)
+            except OSError:
+                pass
+            sock.close()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=1.0)

@@ -1,0 +1,348 @@
+"""The prompt hook answered by a running MCP server over the store's socket: the same
+answers as in-process, a socket only its user can reach, and a fallback for every failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sqlite3
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import NOTES_BIN
+from memory.config import load_config
+from memory.fronts.entry import HookArgs, hook_args
+from memory.services import hook, hook_socket
+from memory.services.hook_socket import HookSocket, ask, socket_path
+
+PROMPTS = ["cómo hago rollback de un despliegue", "redis eviction policy", "hola, buenos días",
+           "sigue con lo que recomiendes"]
+ROOT_ONLY = pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0,
+                               reason="needs root to act as another user")
+
+
+def payload(prompt: str, transcript: str = "", session: str = "s1") -> str:
+    return json.dumps({"session_id": session, "transcript_path": transcript, "cwd": "/tmp",
+                       "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+
+
+def run_hook(store: Path, stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NOTES_DIR": str(store)}
+    return subprocess.run([str(NOTES_BIN), *args, "hook", "user-prompt"], input=stdin,
+                          capture_output=True, text=True, env=env, timeout=60)
+
+
+@pytest.fixture
+def transcript(tmp_path: Path) -> Path:
+    lines = [json.dumps({"type": role, "isSidechain": False, "message": {"role": role,
+                         "content": text}})
+             for role, text in [("user", "Redis se quedó sin memoria y expulsó claves"),
+                                ("assistant", "Looking at maxmemory on the broker.")]]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class Server:
+    """`notes serve` over stdio, as Claude Code runs it (stdin kept open)."""
+
+    def __init__(self, store: Path, log: Path, *args: str) -> None:
+        env = {**os.environ, "NOTES_DIR": str(store)}
+        self.log = log
+        with open(log, "w") as errors:
+            self.proc = subprocess.Popen([str(NOTES_BIN), "serve", *args], env=env,
+                                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                         stderr=errors)
+        self.state = load_config(store).state_dir
+
+    def wait_listening(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while "answering the prompt hook" not in self.log.read_text():
+            assert self.proc.poll() is None, self.log.read_text()
+            assert time.monotonic() < deadline, self.log.read_text()
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()  # end of the stdio session: the server exits
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def server(store_dir: Path, tmp_path: Path) -> Iterator[Server]:
+    running = Server(store_dir, tmp_path / "server.log")
+    running.wait_listening()
+    yield running
+    running.stop()
+
+
+def test_the_server_answers_as_the_hook_process_does(store_dir: Path, tmp_path: Path,
+                                                     transcript: Path) -> None:
+    inputs = [payload(p) for p in PROMPTS] + [payload(PROMPTS[3], str(transcript)),
+                                              payload("redis", session="")]
+    alone = [run_hook(store_dir, i) for i in inputs]
+    running = Server(store_dir, tmp_path / "server.log")
+    try:
+        running.wait_listening()
+        config = load_config(store_dir)
+        request = {"session": f"hook-{os.getpid()}",  # what a hook process started here sends
+                   "store": hook.store_key(config)}
+        direct = [ask(running.state, {**request, "input": i}) for i in inputs]
+        through = [run_hook(store_dir, i) for i in inputs]
+    finally:
+        running.stop()
+    assert [a.stdout for a in alone] == [t.stdout for t in through]
+    assert [d and d.get("output") for d in direct] == [a.stdout.rstrip("\n") for a in alone]
+    assert sum(bool(a.stdout) for a in alone) >= 4  # most of them add notes
+    assert not socket_path(running.state).exists()  # removed when the server stopped
+    with sqlite3.connect(running.state / "usage.sqlite") as db:
+        rows = db.execute("SELECT session, front, rung, query, ranked FROM calls WHERE "
+                          "rung = 'suggest' ORDER BY id").fetchall()
+    third = len(rows) // 3  # the usage log holds each call alike, as the hook's, 3 times
+    assert third >= 4 and rows[:third] == rows[third:2 * third] == rows[2 * third:]
+    assert {row[1] for row in rows} == {"hook"}
+    assert {row[0] for row in rows} == {"s1", f"hook-{os.getpid()}"}
+
+
+def test_the_socket_is_the_users_alone(server: Server) -> None:
+    path = socket_path(server.state)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    assert stat.S_ISSOCK(os.lstat(path).st_mode)
+
+
+def test_the_hook_process_does_not_load_the_cli_or_the_index(server: Server,
+                                                             store_dir: Path) -> None:
+    env = {**os.environ, "NOTES_DIR": str(store_dir)}
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "memory", "hook",
+                           "user-prompt"], input=payload(PROMPTS[0]), capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert "howto/deploy-production" in done.stdout
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines()
+              if line.startswith("import time:")}
+    assert "memory.services.hook_socket" in loaded
+    assert not loaded & {"click", "whoosh", "memory.api", "tiktoken", "markdown_it", "yaml"}
+
+
+def quiet(_: str) -> None:
+    return None
+
+
+def listening(state: Path, answer: hook_socket.Answer) -> HookSocket:
+    listener = HookSocket(state, answer, quiet)
+    assert listener.start()
+    return listener
+
+
+def test_a_socket_in_a_folder_open_to_others_is_not_asked(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    listener = listening(state, lambda _: {"output": "planted"})
+    try:
+        assert ask(state, {"input": "x"}) == {"output": "planted"}
+        os.chmod(socket_path(state).parent, 0o755)
+        assert ask(state, {"input": "x"}) is None
+    finally:
+        listener.stop()
+
+
+def test_a_server_closes_its_folder_to_others(tmp_path: Path) -> None:
+    folder = socket_path(tmp_path / "state").parent
+    folder.mkdir(parents=True, mode=0o755)
+    os.chmod(folder, 0o755)
+    listener = listening(tmp_path / "state", lambda _: {"output": "ok"})
+    try:
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    finally:
+        listener.stop()
+
+
+@ROOT_ONLY
+def test_a_folder_of_another_user_is_refused(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    folder = socket_path(state).parent
+    folder.mkdir(parents=True, mode=0o700)
+    os.chown(folder, 65534, 65534)
+    messages: list[str] = []
+    assert not HookSocket(state, lambda _: {"output": "x"}, messages.append).start()
+    assert "belongs to another user" in messages[0]
+    assert ask(state, {"input": "x"}) is None
+
+
+@ROOT_ONLY
+def test_another_user_cannot_connect(tmp_path: Path) -> None:
+    """As root, a child running as ``nobody`` tries the socket: refused while the folder is
+    the user's alone, and let in once it is opened (so the refusal is the permissions')."""
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None:
+        pytest.skip("no system python3 for the other user")
+    base = Path(tempfile.mkdtemp(prefix="hook-sock-", dir="/tmp"))
+    try:
+        os.chmod(base, 0o755)
+        listener = listening(base / "state", lambda _: {"output": "secret"})
+        os.chmod(base / "state", 0o755)
+        path = socket_path(base / "state")
+        probe = ("import socket,sys\ns=socket.socket(socket.AF_UNIX)\ntry:\n s.connect(sys.argv[1])"
+                 "\nexcept PermissionError:\n print('refused')\nelse:\n print('connected')")
+
+        def as_nobody() -> str:
+            done = subprocess.run([python, "-c", probe, str(path)], user=65534, group=65534,
+                                  capture_output=True, text=True, timeout=30, cwd="/")
+            return done.stdout.strip() or done.stderr
+
+        try:
+            assert as_nobody() == "refused"
+            os.chmod(path.parent, 0o755)
+            os.chmod(path, 0o666)
+            assert as_nobody() == "connected"
+        finally:
+            listener.stop()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_stale_socket_is_replaced_and_asks_fail_fast(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    path = socket_path(state)
+    hook_socket.private_folder(path.parent)
+    dead = socket.socket(socket.AF_UNIX)
+    dead.bind(str(path))  # a killed server's file: nobody listens
+    dead.close()
+    start = time.monotonic()
+    assert ask(state, {"input": "x"}) is None
+    assert time.monotonic() - start < 0.5
+    listener = listening(state, lambda _: {"output": "fresh"})
+    try:
+        assert ask(state, {"input": "x"}) == {"output": "fresh"}
+    finally:
+        listener.stop()
+    assert not path.exists()
+
+
+def test_a_second_server_takes_over_and_the_first_takes_back(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    first = listening(state, lambda _: {"output": "first"})
+    second = listening(state, lambda _: {"output": "second"})
+    try:
+        assert ask(state, {"input": "x"}) == {"output": "second"}
+        second.stop()
+        deadline = time.monotonic() + hook_socket.CHECK_EVERY_S * 3
+        while ask(state, {"input": "x"}) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert ask(state, {"input": "x"}) == {"output": "first"}
+    finally:
+        second.stop()
+        first.stop()
+    assert not socket_path(state).exists()
+
+
+def test_a_slow_server_is_given_up(tmp_path: Path) -> None:
+    release = threading.Event()
+
+    def slow(_: dict[str, Any]) -> dict[str, Any]:
+        release.wait(10)
+        return {"output": "late"}
+
+    listener = listening(tmp_path / "state", slow)
+    try:
+        start = time.monotonic()
+        assert ask(tmp_path / "state", {"input": "x"}, timeout=0.3) is None
+        assert time.monotonic() - start < 2
+    finally:
+        release.set()
+        listener.stop()
+
+
+def test_requests_are_bounded(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    listener = listening(state, lambda request: {"output": str(len(request["input"]))})
+    try:
+        assert ask(state, {"input": "x" * 1000}) == {"output": "1000"}
+        assert ask(state, {"input": "x" * hook_socket.MAX_REQUEST_BYTES}) is None  # not sent
+        with socket.socket(socket.AF_UNIX) as raw:
+            raw.connect(str(socket_path(state)))
+            raw.settimeout(10)
+            try:
+                raw.sendall(b"y" * (hook_socket.MAX_REQUEST_BYTES + 65536))
+                reply = raw.recv(65536)
+            except OSError:  # the server stopped reading and closed: also a refusal
+                reply = b""
+        assert reply == b"" or "error" in json.loads(reply)
+        assert ask(state, {"input": "x"}) == {"output": "1"}  # still serving
+    finally:
+        listener.stop()
+
+
+def test_a_server_of_other_settings_is_not_used(store_dir: Path, tmp_path: Path) -> None:
+    from memory.api import Notes
+
+    config = load_config(store_dir)
+    notes = Notes(config, notify=quiet, front="mcp")
+    try:
+        reply = hook.serve_request(notes, {"input": payload("redis"), "session": "s",
+                                           "store": hook.store_key(load_config(tmp_path))})
+        assert "another store" in reply["error"]
+        same = hook.serve_request(notes, {"input": payload("redis"), "session": "s",
+                                          "store": hook.store_key(config)})
+        assert "redis" in same["output"]
+    finally:
+        notes.close()
+
+
+def test_a_long_state_folder_gets_a_short_socket(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    path = socket_path(deep)
+    assert len(os.fsencode(str(path))) <= hook_socket.MAX_SOCKET_PATH
+    assert path != socket_path(tmp_path / "other")
+    listener = listening(deep, lambda _: {"output": "short"})
+    try:
+        assert ask(deep, {"input": "x"}) == {"output": "short"}
+        assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    finally:
+        listener.stop()
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["hook", "user-prompt"], HookArgs()),
+    (["--notes", "n", "hook", "user-prompt"], HookArgs("n")),
+    (["--notes=n", "--state-dir", "s", "--example", "hook", "user-prompt"],
+     HookArgs("n", "s", True)),
+    (["--notes", "a", "--notes", "b", "hook", "user-prompt"], HookArgs("b")),
+    (["hook", "user-prompt", "--help"], None), (["--help"], None), (["--version"], None),
+    (["--notes"], None), (["--verbose", "hook", "user-prompt"], None), (["hook"], None),
+    (["suggest", "x"], None), (["--example=1", "hook", "user-prompt"], None),
+])
+def test_the_entry_point_recognises_only_the_hook(argv: list[str],
+                                                  expected: HookArgs | None) -> None:
+    assert hook_args(argv) == expected
+
+
+def test_anything_else_still_reaches_the_cli(store_dir: Path) -> None:
+    env = {**os.environ, "NOTES_DIR": str(store_dir)}
+    helped = subprocess.run([str(NOTES_BIN), "hook", "user-prompt", "--help"],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert helped.returncode == 0 and "UserPromptSubmit hook" in helped.stdout
+    result = run_hook(store_dir, payload(PROMPTS[0]), "--notes", str(store_dir))
+    assert "howto/deploy-production" in result.stdout
+
+
+def test_a_notes_path_that_is_a_file_does_not_fail_the_prompt(tmp_path: Path) -> None:
+    file = tmp_path / "a-file"
+    file.write_text("x")
+    result = run_hook(tmp_path, payload("redis"), "--notes", str(file))
+    assert result.returncode == 0 and result.stdout == ""
+    assert "notes hook:" in result.stderr

@@ -1,0 +1,82 @@
+"""Counts from the ranks table are tiktoken's counts, and a cold hook needs no tiktoken."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory.services.hook import HEADER
+from memory.state.token_ranks import RANKS_FILE, RankTable, write_ranks
+from memory.state.tokens import TokenCounter, count_exact, encoding
+
+# Letters, digits, spaces and line ends of every kind, punctuation, accents (also combining),
+# CJK, emoji, contractions: what the pieces and merges turn on.
+ALPHABET = st.sampled_from(list("abcxyzAZéñüß 0123456789\n\r\t  .,;:!?¿'\"-_/·`()[]{}<>#*=+")
+                           + ["日本", "語", "😀", "\u0301", "\u200b", "'s", "'LL", "    ",
+                              "\n\n", "http://", "1234567", "ção", "—"])
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> RankTable:
+    path = tmp_path_factory.mktemp("ranks") / RANKS_FILE
+    assert write_ranks(path, encoding())
+    return RankTable(path)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(ALPHABET, max_size=60).map("".join))
+def test_counts_are_tiktokens(table: RankTable, text: str) -> None:
+    assert table.count(text) == count_exact(text)
+
+
+def test_hook_lines_and_long_words(table: RankTable) -> None:
+    texts = [HEADER + "\n- people/docker-retention · Docker retention · state 295 of 5269 tokens",
+             "Retención de jenkins · Trabajadores de cron", "x" * 150, "ab" * 90 + "\n",
+             "a" * 300]  # a piece past the limit is left to the encoding
+    counts = [table.count(t) for t in texts]
+    assert counts[:4] == [count_exact(t) for t in texts[:4]]
+    assert counts[4] is None
+
+
+def test_a_table_of_another_install_is_not_used(tmp_path: Path) -> None:
+    path = tmp_path / RANKS_FILE
+    assert write_ranks(path, encoding())
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value = 'tiktoken/core.py:1:1' WHERE key = 'stamp'")
+    assert RankTable(path).count("hello") is None
+    counter = TokenCounter(tmp_path / "tokens.sqlite")
+    assert counter.save_ranks()  # written again for this install
+    assert RankTable(path).count("hello world") == count_exact("hello world")
+
+
+def test_a_folder_that_cannot_be_written_leaves_no_table(tmp_path: Path) -> None:
+    missing = tmp_path / "not-a-folder"
+    missing.write_text("x")
+    assert not write_ranks(missing / RANKS_FILE, encoding())
+
+
+def test_a_cold_hook_counts_without_tiktoken(store_dir: Path) -> None:
+    env = {**os.environ, "NOTES_DIR": str(store_dir)}
+    first = subprocess.run([sys.executable, "-m", "memory", "index"], env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert (store_dir / ".notes" / RANKS_FILE).is_file()  # written by `notes index`
+    prompt = json.dumps({"prompt": "cómo hago rollback de un despliegue", "session_id": "s"})
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "memory", "hook",
+                           "user-prompt"], input=prompt, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert "howto/deploy-production" in done.stdout
+    text = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines()
+              if line.startswith("import time:")}
+    assert "tiktoken" not in loaded and "whoosh" in loaded  # counted here, from the table
+    assert not loaded & {"asyncio", "urllib.request", "cached_property"}  # Whoosh's unused
+    assert count_exact(text) <= 120

@@ -66,8 +66,9 @@ def store_dir(tmp_path: Path, indexed_example: Path) -> Path:
 
 @pytest.fixture
 def unindexed_store(tmp_path: Path) -> Path:
-    """A private copy of notes_example/ without any state: no index, ledger or caches."""
-    target = tmp_path / "notes"
+    """A private copy of notes_example/ without any state: no index, ledger or caches (in its
+    own folder, so that a test may take it beside ``store_dir``)."""
+    target = tmp_path / "unindexed"
     shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".*"))
     return target
 

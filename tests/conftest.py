@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -23,6 +24,16 @@ from reliability import FIGURES, Figures, write_report
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "notes_example"
 NOTES_BIN = Path(sys.executable).parent / "notes"
+
+
+def worker_processes() -> Any:
+    """A multiprocessing context for tests that run several writers at once: each writer is
+    forked from a server process that has imported the library once (``forkserver``), so a
+    writer starts in milliseconds instead of importing it again as ``spawn`` would, and is
+    never forked from this process, whose other threads (pytest-xdist's) could hold a lock."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["memory.api", "memory.index.whoosh"])
+    return context
 
 
 @pytest.fixture(autouse=True)

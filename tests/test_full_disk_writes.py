@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from disks import fill_disk, mounted_tmpfs
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -30,30 +29,13 @@ NOTE = "infra/redis"
 @pytest.fixture
 def full_state(run_cli_process: RunCli, store_dir: Path, tmp_path: Path) -> Iterator[Path]:
     """The store's state (index, ledger, caches, a lock file) on a tmpfs, then filled."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(disk)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "disk", 48) as disk:
         env = {"NOTES_STATE_DIR": str(disk)}
         assert run_cli_process("log", NOTE, "--title", "before", input="room left\n",
-                       env=env).returncode == 0
+                               env=env).returncode == 0
         assert run_cli_process("suggest", "redis", env=env).returncode == 0
-        with open(disk / "filler", "wb", buffering=0) as handle:
-            for chunk in (1 << 20, 1 << 12, 1):
-                try:
-                    while True:
-                        handle.write(b"\0" * chunk)
-                except OSError:
-                    pass
-        assert shutil.disk_usage(disk).free == 0
+        fill_disk(disk)
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
 
 
 def _entries(store_dir: Path, title: str) -> int:

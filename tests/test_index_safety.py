@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from disks import fill_disk, mounted_tmpfs
 
 from conftest import NOTES_BIN
 from memory import Notes, load_config
@@ -321,29 +322,8 @@ def test_a_holder_that_makes_progress_is_waited_for(tmp_path: Path) -> None:
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 64 MB tmpfs as the state folder (skipped where mounting is not permitted)."""
-    folder = tmp_path / "disk"
-    folder.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(folder)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({mounted.stderr.strip()})")
-    try:
+    with mounted_tmpfs(tmp_path / "disk", 64) as folder:
         yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
-
-
-def _fill(disk: Path) -> Path:
-    """Fill the disk to the last byte; returns the file to delete to free it."""
-    filler = disk / "filler"
-    with open(filler, "wb", buffering=0) as handle:
-        for size in (1 << 20, 4096, 1):
-            try:
-                while True:
-                    handle.write(b"\0" * size)
-            except OSError:
-                pass
-    return filler
 
 
 @contextlib.contextmanager
@@ -373,7 +353,7 @@ def test_a_failing_write_releases_everything_and_recovers(
     index_dir = small_disk / FOLDER[backend]
     with contextlib.ExitStack() as fixed:
         if failure == "full":
-            fixed.callback(_fill(small_disk).unlink)
+            fixed.callback(fill_disk(small_disk).unlink)
         else:
             fixed.enter_context(_read_only(index_dir))
         _add_note(store_dir, "zanzibar", "zanzibar")
@@ -403,7 +383,7 @@ def test_a_read_with_no_index_on_a_full_disk_fails_clearly(
     env = _env(store_dir, state, backend)
     assert _notes(env, "list").returncode == 0  # the ledger and token cache exist
     shutil.rmtree(state / FOLDER[backend])
-    filler = _fill(small_disk)
+    filler = fill_disk(small_disk)
     failed = _notes(env, "suggest", "redis eviction")
     assert failed.returncode == 1 and "Traceback" not in failed.stderr
     error = [line for line in failed.stderr.splitlines() if line.startswith("Error: ")]

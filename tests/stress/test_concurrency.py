@@ -6,13 +6,13 @@ The eight writers append for NOTES_STRESS_SECONDS each, all at once (stress/help
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import os
 import subprocess
 import threading
 import time
 from pathlib import Path
 
+from conftest import worker_processes
 from memory import Notes, load_config
 from memory.model.note import parse_note
 from stress.helpers import NOTES_BIN, SECONDS, Figures, stdio_session, text_of
@@ -120,7 +120,7 @@ def test_concurrent_write_state_last_one_wins_whole(store_dir: Path, figures: Fi
     notes.append_history("shared/alpha", "Kept", "this entry must survive", "2026-01-01")
     path = notes.store.path_for("shared/alpha")
     history = parse_note(path.read_text()).history
-    ctx = multiprocessing.get_context("spawn")
+    ctx = worker_processes()
     workers = [ctx.Process(target=_state_writer, args=(str(store_dir),
                                                       str(notes.config.state_dir), w,
                                                       STATE_ROUNDS))
@@ -134,6 +134,7 @@ def test_concurrent_write_state_last_one_wins_whole(store_dir: Path, figures: Fi
         body = state.text.split("\n", 1)[1].strip() if state else ""
         snapshots += 1
         mixed += body not in valid and body != ""
+        time.sleep(0.002)  # a reader that looks often, not one that takes a core
     for w in workers:
         w.join(timeout=120)
         assert w.exitcode == 0

@@ -2,21 +2,38 @@
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+import traceback
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+import reliability
 from memory import Notes, load_config
+from memory.fronts.cli import cli
 from reliability import FIGURES, Figures, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "notes_example"
 NOTES_BIN = Path(sys.executable).parent / "notes"
+
+
+def worker_processes() -> Any:
+    """A multiprocessing context for tests that run several writers at once: each writer is
+    forked from a server process that has imported the library once (``forkserver``), so a
+    writer starts in milliseconds instead of importing it again as ``spawn`` would, and is
+    never forked from this process, whose other threads (pytest-xdist's) could hold a lock."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["memory.api", "memory.index.whoosh"])
+    return context
 
 
 @pytest.fixture(autouse=True)
@@ -32,10 +49,37 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
 
 
+@pytest.fixture(scope="session")
+def indexed_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """notes_example/ with its state folder as `notes index` leaves it (the index, the
+    ledger, the token cache), built once per test session (per worker under xdist)."""
+    target = tmp_path_factory.mktemp("example") / "notes"
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".*"))
+    built = Notes(load_config(target, env={}), notify=lambda _: None)
+    try:
+        built.index.refresh()
+    finally:
+        built.close()
+    return target
+
+
 @pytest.fixture
-def store_dir(tmp_path: Path) -> Path:
-    """A private copy of notes_example/ (without any index)."""
+def store_dir(tmp_path: Path, indexed_example: Path) -> Path:
+    """A private copy of notes_example/ with its index already built (a copy of the session's
+    ``indexed_example``). The copy keeps every file's mtime (``shutil.copy2``), and the index
+    knows a note by its id, mtime and size, so the copied index is fresh: the first read
+    re-indexes nothing. Tests of building the index take ``unindexed_store``."""
     target = tmp_path / "notes"
+    shutil.copytree(indexed_example, target, copy_function=shutil.copy2,
+                    ignore=shutil.ignore_patterns("index.lock"))
+    return target
+
+
+@pytest.fixture
+def unindexed_store(tmp_path: Path) -> Path:
+    """A private copy of notes_example/ without any state: no index, ledger or caches (in its
+    own folder, so that a test may take it beside ``store_dir``)."""
+    target = tmp_path / "unindexed"
     shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".*"))
     return target
 
@@ -58,27 +102,101 @@ def empty_store(tmp_path: Path) -> Path:
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 
 
+def run_in_process(args: Sequence[str], input: str | None = None,
+                   env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``notes ARGS`` run inside this process by click's test runner (the group that the
+    installed command runs), as a CompletedProcess. An exception that would end the real
+    command with a traceback puts the traceback on stderr with exit status 1, as Python would,
+    so ``"Traceback" not in result.stderr`` still catches it; the stores the command opened are
+    closed when it ends, as the end of the real process closes them. ``serve`` and ``watch``
+    (which run until stopped, and handle signals) always run as subprocesses."""
+    if args and args[0] in LONG_RUNNING:
+        return run_subprocess(args, input=input, env=env)
+    with _closed_when_done():
+        result = CliRunner().invoke(cli, list(args), input=input, env=dict(env or {}),
+                                    prog_name="notes")
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(result.exception))
+    return subprocess.CompletedProcess(["notes", *args], result.exit_code, result.stdout,
+                                       stderr)
+
+
+LONG_RUNNING = ("serve", "watch")
+
+
+@contextlib.contextmanager
+def _closed_when_done() -> Iterator[None]:
+    """Every store (``Notes``) opened inside the block is closed when it ends."""
+    opened: list[Notes] = []
+    init = Notes.__init__
+
+    def recording(self: Notes, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        opened.append(self)
+
+    Notes.__init__ = recording  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Notes.__init__ = init  # type: ignore[method-assign]
+        for store in opened:
+            store.close()
+
+
+def run_subprocess(args: Sequence[str], input: str | None = None,
+                   env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed ``notes ARGS`` as a subprocess, as a user runs it."""
+    return subprocess.run([str(NOTES_BIN), *args], input=input, capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, timeout=120)
+
+
+def _runner(store_dir: Path, run: Callable[..., subprocess.CompletedProcess[str]]) -> RunCli:
+    def on_store(*args: str, input: str | None = None, notes_dir: Path | None = None,
+                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return run(args, input=input, env={"NOTES_DIR": str(notes_dir or store_dir),
+                                           **(env or {})})
+
+    return on_store
+
+
 @pytest.fixture
 def run_cli(store_dir: Path) -> RunCli:
-    """Run the installed `notes` command as a user would, on the test's store."""
+    """``notes`` on the test's store, run in this process (click's CliRunner: no interpreter
+    start, no imports per call). The real command's own behaviour (its entry point, exit
+    statuses and stderr as a user sees them) is covered by the tests that take
+    ``run_cli_process``."""
+    return _runner(store_dir, run_in_process)
 
-    def run(*args: str, input: str | None = None, notes_dir: Path | None = None,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        full_env = {**os.environ, "NOTES_DIR": str(notes_dir or store_dir), **(env or {})}
-        return subprocess.run([str(NOTES_BIN), *args], input=input, capture_output=True,
-                              text=True, env=full_env, timeout=120)
 
-    return run
+@pytest.fixture
+def run_cli_process(store_dir: Path) -> RunCli:
+    """Run the installed `notes` command as a subprocess, as a user would, on the test's
+    store."""
+    return _runner(store_dir, run_subprocess)
 
 
 @pytest.fixture
 def figures(request: pytest.FixtureRequest) -> Iterator[Figures]:
     """Rows for docs/reliability.md under this test's title (see tests/reliability.py)."""
     doc = (request.function.__doc__ or request.function.__name__).strip().splitlines()[0]
-    yield Figures(doc)
+    yield Figures(doc, order=request.session.items.index(request.node))
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: hand the figures to the controller
+        workeroutput["figures"] = reliability.dump()
+        return
     target = os.environ.get("NOTES_RELIABILITY_REPORT")
     if target and FIGURES:
         write_report(Path(target), exitstatus)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """The controller of pytest-xdist, as each worker finishes: take its figures."""
+    dumped = getattr(node, "workeroutput", {}).get("figures")
+    if dumped:
+        reliability.merge(dumped)

@@ -2,7 +2,10 @@
 
 Any test can take the ``figures`` fixture (tests/conftest.py) and ``add`` rows under its
 title (the first line of its docstring). With ``NOTES_RELIABILITY_REPORT=FILE`` set, the test
-session writes every figure it collected into FILE when it ends:
+session writes every figure it collected into FILE when it ends, in the order of the tests in
+the collection. Under pytest-xdist each worker collects the figures of the tests it ran and
+hands them to the controller when it finishes (:func:`dump`, :func:`merge`, wired in
+tests/conftest.py), which writes the report:
 
     NOTES_RELIABILITY_REPORT=docs/reliability.md NOTES_STRESS_SECONDS=60 \\
         .venv/bin/python -m pytest
@@ -11,11 +14,13 @@ session writes every figure it collected into FILE when it ends:
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 from pathlib import Path
 
 FIGURES: dict[str, list[tuple[str, str]]] = {}
+ORDER: dict[str, int] = {}  # title: where its (first) test stands in the collection
 COMMAND = ("NOTES_RELIABILITY_REPORT=docs/reliability.md NOTES_STRESS_SECONDS=60 "
            ".venv/bin/python -m pytest")
 
@@ -23,11 +28,26 @@ COMMAND = ("NOTES_RELIABILITY_REPORT=docs/reliability.md NOTES_STRESS_SECONDS=60
 class Figures:
     """What one scenario measured, as (what, value) rows under its title."""
 
-    def __init__(self, title: str) -> None:
+    def __init__(self, title: str, order: int = 0) -> None:
         self.rows = FIGURES.setdefault(title, [])
+        ORDER[title] = min(ORDER.get(title, order), order)
 
     def add(self, what: str, value: object) -> None:
         self.rows.append((what, str(value)))
+
+
+def dump() -> str:
+    """This process's figures, for another process to :func:`merge`."""
+    return json.dumps({"figures": FIGURES, "order": ORDER})
+
+
+def merge(dumped: str) -> None:
+    """Add the figures another process collected (a :func:`dump`) to this one's."""
+    data = json.loads(dumped)
+    for title, rows in data["figures"].items():
+        FIGURES.setdefault(title, []).extend((what, value) for what, value in rows)
+        order = int(data["order"].get(title, 0))
+        ORDER[title] = min(ORDER.get(title, order), order)
 
 
 def write_report(target: Path, exitstatus: int) -> None:
@@ -39,7 +59,8 @@ def write_report(target: Path, exitstatus: int) -> None:
              "Each section is one test (the attack tests of `tests/` and the stress suite in "
              "`tests/stress/`); its assertions are the claims, and these are the figures it "
              "measured on the way.", ""]
-    for title, rows in FIGURES.items():
+    for title in sorted(FIGURES, key=lambda title: ORDER.get(title, 0)):
+        rows = FIGURES[title]
         lines += [f"## {title}", "", "| what | figure |", "|---|---|"]
         lines += [f"| {what} | {value} |" for what, value in rows]
         lines.append("")

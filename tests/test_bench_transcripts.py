@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from memory import Notes, load_config, render
+from memory import Notes, load_config
 from memory.bench.mining import MiningCounts, Vocabulary, content_lines, transcripts_to_bench
 from memory.bench.questions import read_questions
 from memory.bench.transcripts import prompt_text, read_transcript, transcript_files
+from memory.fronts import render
 from memory.state.store import Store
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"

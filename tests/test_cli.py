@@ -1,15 +1,20 @@
-"""The `notes` command run as a subprocess, as a user would."""
+"""The `notes` command as a user runs it. The installed command runs as a subprocess
+(``run_cli_process``) for each command group here (read, write, maintain; setup and bench in
+their own files) and for the exit statuses and stderr; the other cases run the same click
+group in this process (``run_cli``, see tests/conftest.py)."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 from conftest import RunCli
 
 
-def test_suggest_prints_a_table_with_tokens_and_matched_words(run_cli: RunCli) -> None:
+def test_suggest_prints_a_table_with_tokens_and_matched_words(run_cli_process: RunCli) -> None:
+    run_cli = run_cli_process
     result = run_cli("suggest", "desplegar a producción", "--limit", "3")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -29,6 +34,14 @@ def test_suggest_json_matches_the_table(run_cli: RunCli) -> None:
     assert data["hits"][0]["note"] == "howto/deploy-production"
     assert data["total"] >= len(data["hits"]) and data["hidden"] == data["total"] - 5
     assert "deploy" in data["hits"][0]["matched"]
+
+
+def test_suggest_json_lists_the_query_words_in_the_query_order(run_cli: RunCli) -> None:
+    """The same question prints the same answer in every run (they came from a set, in an
+    order that changed from one process to the next)."""
+    words = ["redis", "eviction", "postgres", "backup", "celery", "deploy"]
+    result = run_cli("suggest", " ".join(words), "--json")
+    assert json.loads(result.stdout)["query_words"] == words
 
 
 def test_map_tokens_add_up_to_the_note(run_cli: RunCli) -> None:
@@ -62,7 +75,8 @@ def test_read_by_id_prefix_and_position(run_cli: RunCli) -> None:
     assert json.loads(whole.stdout)["kind"] == "note"
 
 
-def test_new_state_log_then_read_back(run_cli: RunCli, store_dir: Path) -> None:
+def test_new_state_log_then_read_back(run_cli_process: RunCli, store_dir: Path) -> None:
+    run_cli = run_cli_process
     created = run_cli("new", "team/retro", "--title", "Retrospectivas", "--tags", "team,proceso")
     assert created.returncode == 0, created.stderr
     state_set = run_cli("state", "team/retro", input="- Cada dos semanas, los viernes.\n")
@@ -81,7 +95,8 @@ def test_new_state_log_then_read_back(run_cli: RunCli, store_dir: Path) -> None:
     assert text.startswith("---\ntitle: Retrospectivas\ntags: [team, proceso]\n---\n")
 
 
-def test_errors_go_to_stderr_with_exit_1_and_a_next_step(run_cli: RunCli) -> None:
+def test_errors_go_to_stderr_with_exit_1_and_a_next_step(run_cli_process: RunCli) -> None:
+    run_cli = run_cli_process
     missing = run_cli("read", "howto/deploy-prod", "state")
     assert missing.returncode == 1 and missing.stdout == ""
     assert missing.stderr.startswith("Error: no note 'howto/deploy-prod'; closest: ")
@@ -94,20 +109,25 @@ def test_errors_go_to_stderr_with_exit_1_and_a_next_step(run_cli: RunCli) -> Non
     assert exists.returncode == 1 and "already exists" in exists.stderr
 
 
-def test_usage_errors_exit_2(run_cli: RunCli) -> None:
+def test_usage_errors_exit_2(run_cli_process: RunCli) -> None:
+    run_cli = run_cli_process
     assert run_cli("suggest").returncode == 2
     assert run_cli("suggest", "x", "--limit", "0").returncode == 2
     assert run_cli("nonsense").returncode == 2
     assert run_cli("log", "howto/deploy-production").returncode == 2  # no --title
 
 
-def test_bad_notes_folder_is_an_error_not_a_traceback(run_cli: RunCli, tmp_path: Path) -> None:
+def test_bad_notes_folder_is_an_error_not_a_traceback(run_cli_process: RunCli,
+                                                      tmp_path: Path) -> None:
+    run_cli = run_cli_process
     result = run_cli("suggest", "x", notes_dir=tmp_path / "missing")
     assert result.returncode == 1
     assert result.stderr.startswith("Error: notes folder") and "Traceback" not in result.stderr
 
 
-def test_check_reports_broken_copy_with_file_and_line(run_cli: RunCli, store_dir: Path) -> None:
+def test_check_reports_broken_copy_with_file_and_line(run_cli_process: RunCli,
+                                                      store_dir: Path) -> None:
+    run_cli = run_cli_process
     assert run_cli("check").returncode == 0
     broken = store_dir / "broken.md"
     broken.write_text("---\ntitle: [oops\n---\n# Broken\n\nno state here\n")
@@ -119,7 +139,12 @@ def test_check_reports_broken_copy_with_file_and_line(run_cli: RunCli, store_dir
     assert {p["code"] for p in data} >= {"bad-yaml", "missing-state"}
 
 
-def test_index_and_rebuild(run_cli: RunCli, store_dir: Path) -> None:
+def test_index_and_rebuild(run_cli_process: RunCli, unindexed_store: Path) -> None:
+    store_dir = unindexed_store
+
+    def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return run_cli_process(*args, notes_dir=store_dir)
+
     first = run_cli("index")
     assert first.returncode == 0 and "notes indexed" in first.stdout
     again = run_cli("index", "--json")

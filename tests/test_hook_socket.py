@@ -129,6 +129,9 @@ def test_the_socket_is_the_users_alone(server: Server) -> None:
 def test_the_hook_process_does_not_load_the_cli_or_the_index(server: Server,
                                                              store_dir: Path) -> None:
     env = {**os.environ, "NOTES_DIR": str(store_dir)}
+    warm = {"session": "warm-up", "store": hook.store_key(load_config(store_dir)),
+            "input": payload(PROMPTS[0])}  # the server's first answer opens its index: not
+    assert ask(server.state, warm, timeout=60)  # within the hook's 1 s on a loaded machine
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "memory", "hook",
                            "user-prompt"], input=payload(PROMPTS[0]), capture_output=True,
                           text=True, env=env, timeout=60)

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from disks import fill_disk, mounted_tmpfs
 
 from conftest import NOTES_BIN
 from memory import Notes, load_config
@@ -236,6 +237,7 @@ _HOLDER = textwrap.dedent("""
     with lock:
         print("ready", flush=True)
         if mode == "beating":
+            sys.stdin.readline()  # the waiter is about to ask
             for _ in range(30):
                 time.sleep(0.1)
                 lock.beat(force=True)
@@ -247,6 +249,8 @@ _HOLDER = textwrap.dedent("""
 _WAITER = textwrap.dedent("""
     import os, sys
     from memory.index.locks import HolderLock
+    print("started", flush=True)
+    sys.stdin.readline()  # go
     with HolderLock(sys.argv[1], notify=print, stale_after=float(sys.argv[2])):
         print("acquired", os.path.exists(sys.argv[1] + ".released"), flush=True)
 """)
@@ -256,7 +260,7 @@ _WAITER = textwrap.dedent("""
 def _holder(tmp_path: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
     """A process holding the lock (see _HOLDER); killed at the end unless it finished."""
     with subprocess.Popen([sys.executable, "-c", _HOLDER, str(tmp_path / "index.lock"), *args],
-                          stdout=subprocess.PIPE, text=True) as holder:
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as holder:
         try:
             assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
             yield holder
@@ -264,11 +268,24 @@ def _holder(tmp_path: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
             holder.kill()
 
 
-def _waiter(tmp_path: Path, stale_after: float) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", _WAITER, str(tmp_path / "index.lock"),
-                           str(stale_after)], capture_output=True, text=True, timeout=HANG)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.splitlines()
+def _waiter(tmp_path: Path, stale_after: float,
+            holder: subprocess.Popen[str] | None = None) -> list[str]:
+    """A process that waits for the lock, started before it asks, so that its interpreter's
+    start (seconds on a loaded machine) does not count against ``stale_after``: the holder's
+    last sign of life is set to the moment the waiter asks (as a beat would set it), and a
+    beating holder starts its beats then."""
+    lock = tmp_path / "index.lock"
+    with subprocess.Popen([sys.executable, "-c", _WAITER, str(lock), str(stale_after)],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as waiter:
+        assert waiter.stdout is not None and waiter.stdout.readline().strip() == "started"
+        os.utime(lock)
+        if holder is not None and holder.stdin is not None:
+            holder.stdin.write("go\n")
+            holder.stdin.flush()
+        out, err = waiter.communicate("go\n", timeout=HANG)
+    assert waiter.returncode == 0, err
+    return out.splitlines()
 
 
 def _lock_lines(lines: list[str]) -> list[str]:
@@ -295,7 +312,7 @@ def test_a_stuck_holder_is_taken_over_after_the_bound(tmp_path: Path) -> None:
 
 def test_a_holder_that_makes_progress_is_waited_for(tmp_path: Path) -> None:
     with _holder(tmp_path, "beating", "600") as holder:
-        lines = _waiter(tmp_path, 1.0)  # the holder beats every 0.1 s for 3 s
+        lines = _waiter(tmp_path, 1.0, holder)  # the holder beats every 0.1 s for 3 s
     assert lines[-1] == "acquired True"
     waits = _lock_lines(lines)
     assert len(waits) == 1 and f"process {holder.pid}" in waits[0]
@@ -305,29 +322,8 @@ def test_a_holder_that_makes_progress_is_waited_for(tmp_path: Path) -> None:
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 64 MB tmpfs as the state folder (skipped where mounting is not permitted)."""
-    folder = tmp_path / "disk"
-    folder.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(folder)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({mounted.stderr.strip()})")
-    try:
+    with mounted_tmpfs(tmp_path / "disk", 64) as folder:
         yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
-
-
-def _fill(disk: Path) -> Path:
-    """Fill the disk to the last byte; returns the file to delete to free it."""
-    filler = disk / "filler"
-    with open(filler, "wb", buffering=0) as handle:
-        for size in (1 << 20, 4096, 1):
-            try:
-                while True:
-                    handle.write(b"\0" * size)
-            except OSError:
-                pass
-    return filler
 
 
 @contextlib.contextmanager
@@ -357,7 +353,7 @@ def test_a_failing_write_releases_everything_and_recovers(
     index_dir = small_disk / FOLDER[backend]
     with contextlib.ExitStack() as fixed:
         if failure == "full":
-            fixed.callback(_fill(small_disk).unlink)
+            fixed.callback(fill_disk(small_disk).unlink)
         else:
             fixed.enter_context(_read_only(index_dir))
         _add_note(store_dir, "zanzibar", "zanzibar")
@@ -387,7 +383,7 @@ def test_a_read_with_no_index_on_a_full_disk_fails_clearly(
     env = _env(store_dir, state, backend)
     assert _notes(env, "list").returncode == 0  # the ledger and token cache exist
     shutil.rmtree(state / FOLDER[backend])
-    filler = _fill(small_disk)
+    filler = fill_disk(small_disk)
     failed = _notes(env, "suggest", "redis eviction")
     assert failed.returncode == 1 and "Traceback" not in failed.stderr
     error = [line for line in failed.stderr.splitlines() if line.startswith("Error: ")]

@@ -164,13 +164,14 @@ def test_entries_appended_by_hand_at_the_end_are_not_drift(notes: Notes,
     assert notes.check() == []
 
 
-def test_a_ledger_from_before_the_order_was_recorded_still_works(store_dir: Path) -> None:
+def test_a_ledger_from_before_the_order_was_recorded_still_works(unindexed_store: Path) -> None:
     """Ledgers written by earlier versions have no order column: the insertion order is
     taken as the order, and checks go on."""
     import sqlite3
 
     from memory import load_config
 
+    store_dir = unindexed_store  # the old ledger must be the only one
     state = store_dir / ".notes"
     state.mkdir()
     db = sqlite3.connect(state / "ledger.sqlite")

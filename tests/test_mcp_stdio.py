@@ -68,11 +68,12 @@ async def _edit_and_wait_for_watcher(store_dir: Path, log: Path) -> None:
                          + log.read_text()[-2000:])
 
 
-async def test_stdout_carries_only_the_protocol(store_dir: Path, tmp_path: Path) -> None:
+async def test_stdout_carries_only_the_protocol(unindexed_store: Path, tmp_path: Path) -> None:
     """With the index missing, the rebuild message goes to stderr; the client still works."""
     log = tmp_path / "server.log"
     with open(log, "w") as errlog:
-        async with stdio_client(params(store_dir, "--read-only"), errlog=errlog) as (r, w):
+        async with stdio_client(params(unindexed_store, "--read-only"),
+                                errlog=errlog) as (r, w):
             async with ClientSession(r, w) as session:
                 await session.initialize()
                 names = {t.name for t in (await session.list_tools()).tools}

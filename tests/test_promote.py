@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import re
 import sqlite3
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NOTES_BIN, RunCli
+from conftest import NOTES_BIN, RunCli, worker_processes
 from memory import Notes, load_config
 from memory.model.note import parse_note
 from memory.services.promote import apply_promotion, build_report
@@ -112,7 +111,7 @@ def test_four_processes_log_800_calls_while_promote_runs(notes: Notes, store_dir
     notes.suggest("warm the index")
     assert notes.usage is not None
     start = notes.usage.count()
-    ctx = multiprocessing.get_context("spawn")
+    ctx = worker_processes()
     args = (str(store_dir), str(notes.config.state_dir))
     workers = [ctx.Process(target=_ladder_worker, args=(*args, w, 200)) for w in range(4)]
     for w in workers:
@@ -176,7 +175,7 @@ def test_a_locked_log_never_fails_a_ladder_call(notes: Notes) -> None:
 
 def test_a_corrupt_log_is_set_aside_and_logging_goes_on(store_dir: Path) -> None:
     state = store_dir / ".notes"
-    state.mkdir()
+    state.mkdir(exist_ok=True)
     (state / "usage.sqlite").write_bytes(b"this is not a database" * 100)
     messages: list[str] = []
     notes = Notes(load_config(store_dir), notify=messages.append)

@@ -9,7 +9,6 @@ permitted), and another user is a real one (``setpriv`` to nobody, skipped when 
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from disks import fill_disk, mounted_tmpfs
 
 from conftest import NOTES_BIN, RunCli
 from memory.state.tokens import TokenCounter, count_exact
@@ -47,30 +47,8 @@ def built_state(run_cli: RunCli, store_dir: Path) -> Path:
 @pytest.fixture
 def tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A fresh 32 MB tmpfs, unmounted after the test."""
-    where = tmp_path / "disk"
-    where.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(where)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "disk", 32) as where:
         yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], capture_output=True)
-
-
-def fill(disk: Path) -> None:
-    """Write a filler file until the disk refuses even one more byte."""
-    with open(disk / "filler", "wb", buffering=0) as handle:
-        for chunk in (1 << 20, 1 << 12, 1):
-            try:
-                while True:
-                    handle.write(b"\0" * chunk)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-    assert shutil.disk_usage(disk).free == 0
 
 
 def run_on(run_cli: RunCli, state: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -93,14 +71,14 @@ def check_ladder_and_promote(run_cli: RunCli, state: Path, reason: str) -> None:
 def test_a_full_disk_leaves_the_ladder_and_promote_answering(run_cli: RunCli, store_dir: Path,
                                                              tmpfs: Path) -> None:
     shutil.copytree(built_state(run_cli, store_dir), tmpfs, dirs_exist_ok=True)
-    fill(tmpfs)
+    fill_disk(tmpfs)
     check_ladder_and_promote(run_cli, tmpfs, "is full")
 
 
 def test_a_full_disk_leaves_check_answering(run_cli: RunCli, store_dir: Path,
                                             tmpfs: Path) -> None:
     shutil.copytree(built_state(run_cli, store_dir), tmpfs, dirs_exist_ok=True)
-    fill(tmpfs)
+    fill_disk(tmpfs)
     result = run_on(run_cli, tmpfs, "check")
     assert "Traceback" not in result.stderr, result.stderr
 
@@ -202,7 +180,7 @@ def test_the_token_cache_on_a_full_disk_counts_in_memory(tmpfs: Path) -> None:
     first = TokenCounter(path)
     first.count(known)
     first.flush()
-    fill(tmpfs)
+    fill_disk(tmpfs)
     messages: list[str] = []
     counter = TokenCounter(path, report=messages.append)
     texts = [f"new text number {i} that the full disk cannot keep\n" * 20 for i in range(600)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import worker_processes
 from memory import InvalidArgument, InvalidNoteId, NoteNotFound, Notes, load_config
 from memory.model.note import parse_note
 from memory.state.store import validate_note_id
@@ -75,18 +75,18 @@ def _append_many(store: str, state: str, worker: int, count: int) -> None:
 
 def test_four_processes_appending_lose_nothing(notes: Notes) -> None:
     notes.create_note("shared/log", "Shared log", [])
-    ctx = multiprocessing.get_context("spawn")
+    ctx = worker_processes()
     args = (str(notes.config.notes_dir), str(notes.config.state_dir))
-    workers = [ctx.Process(target=_append_many, args=(*args, w, 50)) for w in range(4)]
+    workers = [ctx.Process(target=_append_many, args=(*args, w, 25)) for w in range(4)]
     for w in workers:
         w.start()
     for w in workers:
         w.join(timeout=300)
         assert w.exitcode == 0
     note = parse_note((notes.config.notes_dir / "shared/log.md").read_text())
-    assert len(note.entries) == 200
+    assert len(note.entries) == 100
     titles = {e.title for e in note.entries}
-    assert titles == {f"worker {w} entry {i}" for w in range(4) for i in range(50)}
+    assert titles == {f"worker {w} entry {i}" for w in range(4) for i in range(25)}
     assert not [p for p in note.problems if p.severity == "error"]
 
 

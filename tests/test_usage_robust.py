@@ -217,7 +217,7 @@ def test_a_corrupt_page_found_by_the_session_prior_moves_the_log_aside(
 
 def test_a_table_of_another_shape_is_moved_aside(store_dir: Path) -> None:
     state = store_dir / ".notes"
-    state.mkdir()
+    state.mkdir(exist_ok=True)
     db = sqlite3.connect(state / "usage.sqlite")
     db.execute("CREATE TABLE calls (id INTEGER PRIMARY KEY, what TEXT)")
     db.execute("INSERT INTO calls (what) VALUES ('from another program')")

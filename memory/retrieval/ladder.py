@@ -58,7 +58,7 @@ class Suggestions:
     query: str
     hits: tuple[SuggestHit, ...]
     total: int  # notes that matched at all
-    query_words: tuple[str, ...] = ()  # the query's own words (not the context's)
+    query_words: tuple[str, ...] = ()  # the query's own words in its order (not the context's)
 
     @property
     def hidden(self) -> int:
@@ -148,7 +148,7 @@ class Ladder:
         total += len(ranked) - len(hits)  # notes the prior added count among the candidates
         return Suggestions(query, tuple(_suggest_hit(h.doc, h.score, h.matched)
                                         for h in ranked[:limit]), total,
-                           tuple(parsed.query_words))
+                           tuple(dict.fromkeys(w[0] for w in parsed.words)))
 
     def recall(self, query: str, budget: int, context: str | None = None,
                today: dt.date | None = None, prior: dict[str, float] | None = None

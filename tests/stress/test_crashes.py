@@ -12,10 +12,10 @@ from pathlib import Path
 
 from memory import Notes, load_config
 from memory.model.note import parse_note
-from stress.helpers import Figures, stdio_session, text_of
+from stress.helpers import SECONDS, Figures, stdio_session, text_of
 
 NOTE = "crash/target"
-KILLS = 200
+KILLS = max(50, round(10 * SECONDS))  # 80 by default, 600 for docs/reliability.md
 
 
 def _writer(store: str, state: str, start: int) -> None:
@@ -51,7 +51,7 @@ def _check_note(path: Path, previous: list[str]) -> list[str]:
 
 
 def test_sigkill_at_random_moments(store_dir: Path, figures: Figures) -> None:
-    """Crashes: a writer killed with SIGKILL at random moments, 200 times"""
+    """Crashes: a writer killed with SIGKILL at random moments (10 per NOTES_STRESS_SECONDS)"""
     notes = Notes(load_config(store_dir), notify=lambda _: None)
     notes.create_note(NOTE, "Crash target", [])
     path = notes.store.path_for(NOTE)

@@ -10,7 +10,7 @@ reading") and starts again if not; the truncating one truncates right after read
 store cannot protect is an editor saving a buffer read before a tool's write without looking:
 that overwrites the tool's entry, which `notes check` then reports and `--restore` puts back.
 
-Duration per scenario: NOTES_STRESS_SECONDS (default 20; docs/reliability.md was made with 60).
+Duration per scenario: NOTES_STRESS_SECONDS (default 8; docs/reliability.md was made with 60).
 """
 
 from __future__ import annotations
@@ -27,9 +27,8 @@ import pytest
 
 from memory import Notes, load_config
 from memory.model.note import parse_note
-from stress.helpers import NOTES_BIN, Figures, stdio_session, text_of
+from stress.helpers import NOTES_BIN, SECONDS, Figures, stdio_session, text_of
 
-SECONDS = float(os.environ.get("NOTES_STRESS_SECONDS", "20"))
 REFUSED = "nothing was written"
 
 EDITOR = r'''

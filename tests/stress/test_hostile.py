@@ -8,7 +8,9 @@ import os
 import resource
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
 from fastmcp import Client
@@ -16,6 +18,7 @@ from fastmcp.exceptions import ToolError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import run_in_process, run_subprocess
 from memory import InvalidArgument, InvalidNoteId, Notes, NotesError, load_config
 from memory.fronts.mcp.server import create_server
 from memory.model.note import MAX_SECTIONS
@@ -47,16 +50,20 @@ def test_hostile_ids_refused_everywhere(store_dir: Path, tmp_path: Path,
     assert len(ids) >= 50
     library = sum(_refused(lambda i=i: notes.read_section(i, "state")) and
                   _refused(lambda i=i: notes.append_history(i, "t", "x")) for i in ids)
-    cli = _cli_refusals(store_dir, ids)
+    arguments = [i for i in ids if "\x00" not in i]  # NUL cannot be passed as an argument
+    cli = _cli_refusals(store_dir, arguments, run_in_process)
+    sample = arguments[::6]  # and through the real command, as a user runs it
+    real = _cli_refusals(store_dir, sample, run_subprocess)
     mcp = asyncio.run(_mcp_refusals(store_dir, ids))
     before = sorted(p.name for p in outside.iterdir())
     assert library == len(ids) and mcp == len(ids)
-    assert cli == len([i for i in ids if "\x00" not in i])
+    assert cli == len(arguments) and real == len(sample)
     assert sorted(p.name for p in outside.iterdir()) == before
     assert (outside / "secret.md").read_text().endswith("- secret\n")
     figures.add("hostile ids (with 2 symbolic links out of the store)", len(ids))
     figures.add("refused by the library / MCP tools", f"{library} / {mcp}")
     figures.add("refused by the CLI (ids with NUL cannot be passed as arguments)", cli)
+    figures.add("of which also run through the installed command, as processes", real)
 
 
 def _refused(call: object) -> bool:
@@ -69,14 +76,11 @@ def _refused(call: object) -> bool:
     return False
 
 
-def _cli_refusals(store: Path, ids: list[str]) -> int:
+def _cli_refusals(store: Path, ids: list[str], run: Callable[..., CompletedProcess[str]]
+                  ) -> int:
     refused = 0
-    env = {**os.environ, "NOTES_DIR": str(store)}
     for note_id in ids:
-        if "\x00" in note_id:
-            continue
-        result = subprocess.run([str(NOTES_BIN), "read", "--", note_id, "state"], env=env,
-                                capture_output=True, text=True, timeout=60)
+        result = run(["read", "--", note_id, "state"], env={"NOTES_DIR": str(store)})
         refused += result.returncode in (1, 2) and "Traceback" not in result.stderr \
             and ("not allowed" in result.stderr or "outside the store" in result.stderr
                  or "empty" in result.stderr)
@@ -118,8 +122,10 @@ def _hostile_notes(root: Path) -> dict[str, str]:
             "long-line.md": "too-large", "deep.md": "too-large", "bad-utf8.md": "not-utf8"}
 
 
-def test_hostile_notes_in_bounded_time_and_memory(store_dir: Path, figures: Figures) -> None:
+def test_hostile_notes_in_bounded_time_and_memory(unindexed_store: Path,
+                                                   figures: Figures) -> None:
     """Hostile notes: an alias bomb, 10,000 headings, a 50 MB line, deep nesting, bad UTF-8"""
+    store_dir = unindexed_store  # cold: the index is built on the way
     expected = _hostile_notes(store_dir)
     env = {**os.environ, "NOTES_DIR": str(store_dir)}
     started = time.monotonic()

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import sqlite3
 import subprocess
 import time
 from pathlib import Path
 
+from conftest import worker_processes
 from memory import Notes, load_config
 from memory.state.usage import MAX_QUERY_CHARS, UsageLog
 from stress.helpers import NOTES_BIN, Figures
@@ -34,10 +34,10 @@ def test_four_processes_flood_the_log_with_95_kb_queries(store_dir: Path,
                                                          figures: Figures) -> None:
     """Usage log: four processes log 95 KB queries against a 4 MiB cap while promote runs"""
     state = store_dir / ".notes"
-    state.mkdir()
+    state.mkdir(exist_ok=True)
     path = state / "usage.sqlite"
     per_worker = 2500
-    ctx = multiprocessing.get_context("spawn")
+    ctx = worker_processes()
     workers = [ctx.Process(target=_flood, args=(str(path), w, per_worker)) for w in range(4)]
     started = time.perf_counter()
     for worker in workers:

@@ -35,12 +35,16 @@ _bench_force = click.option("--force", is_flag=True, help="Replace a bench alrea
 @_bench_force
 @click.option("--follow-ups", is_flag=True, help="Vague follow-ups: take the speakers' names "
               "out of each question; its context is the previous question and its answer.")
-def bench_from_locomo(source: Path, out: Path, force: bool, follow_ups: bool) -> None:
-    """LoCoMo's locomo10.json as a bench: a note per conversation, an entry per session, a
-    line per turn; evidence turns become answer lines. Prints the counts."""
+@click.option("--note-per-session", is_flag=True, help="One note per session "
+              "(CONV/session-NN, 272 for locomo10), so routing must pick the session; a "
+              "question whose evidence spans sessions has several gold notes.")
+def bench_from_locomo(source: Path, out: Path, force: bool, follow_ups: bool,
+                      note_per_session: bool) -> None:
+    """LoCoMo's locomo10.json as a bench: a note per conversation (or per session), an entry
+    per session, a line per turn; evidence turns become answer lines. Prints the counts."""
     from memory.bench.locomo import locomo_to_bench
 
-    click.echo(locomo_to_bench(source, out, force, follow_ups).summary())
+    click.echo(locomo_to_bench(source, out, force, follow_ups, note_per_session).summary())
     click.echo(f"bench written to {out}")
 
 
@@ -69,8 +73,9 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
 @click.argument("bench_dir", metavar="BENCH", type=click.Path(exists=True, file_okay=False,
                 path_type=Path))
 @click.option("--policies", help="Comma-separated, from: ladder@1, ladder@2, ladder-oracle, "
-              "fragments@5, fragments@10, fragments@20, fragments@40, hybrid, full "
-              "(default: all).")
+              "ladder-zoom@1, recall@500, recall@1000, recall@2000, recall-flat@1000, "
+              "fragments@2, fragments@5, fragments@10, fragments@20, fragments@40, "
+              "fragments@80, hybrid, full (default: all).")
 @click.option("--limit", type=click.IntRange(1), help="Run only the first N questions.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write the report (default: BENCH/report/).")

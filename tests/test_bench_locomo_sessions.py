@@ -17,7 +17,7 @@ import pytest
 from memory.bench.locomo import locomo_to_bench
 from memory.bench.questions import BenchError, Question, parse_question, read_questions
 from memory.bench.run import run_bench
-from memory.note import parse_note
+from memory.model.note import parse_note
 
 NOTES_BIN = Path(sys.executable).parent / "notes"
 LOCOMO = (Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "locomo"

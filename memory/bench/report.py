@@ -141,6 +141,7 @@ def build_report(run: RunResult, command: str) -> dict[str, Any]:
         "routing": routing_figures(run.results),
         "limits": list(LIMITS),
         "backends": list(run.backends),
+        "levers": list(run.levers.on()),
     } | _by_backend(run)
 
 

@@ -23,6 +23,7 @@ from memory.bench.reader import BenchReader, bench_config
 from memory.config import BACKENDS
 from memory.errors import InvalidArgument, NotesError
 from memory.model.text import split_lines
+from memory.retrieval.levers import DEFAULT, Levers
 
 Progress = Callable[[int], None]
 _WHERE = {"state": "state", "sub": "state", "history": "history", "entry": "history"}
@@ -87,6 +88,7 @@ class RunResult:
     seconds: float = 0.0
     limit: int | None = None
     backends: list[str] = field(default_factory=lambda: ["whoosh"])
+    levers: Levers = DEFAULT
 
 
 @dataclass
@@ -100,23 +102,23 @@ class StoreScan:
 
 def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None = None,
               state_dir: Path | None = None, progress: Progress | None = None,
-              backend: str = "whoosh") -> RunResult:
+              backend: str = "whoosh", levers: Levers = DEFAULT) -> RunResult:
     """Run ``policies`` (default: all) on the first ``limit`` questions of ``bench``, over
-    an index of ``backend``."""
+    an index of ``backend``, with the retrieval ``levers`` given."""
     names = check_policies(list(policies or POLICIES))
     notes_dir, questions_file = bench_paths(bench)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="notes-bench-") as scratch:
         config = bench_config(notes_dir, state_dir or Path(scratch) / "state", backend)
         notes = Notes(config, notify=lambda _: None)
-        reader = BenchReader(notes)
+        reader = BenchReader(notes, levers)
         try:
             reader.prepare()
             wanted = {line.strip() for q in read_questions(questions_file, limit)
                       for line in q.answer_lines}
             scan = scan_store(reader, wanted)
             run = RunResult(bench, names, notes=scan.notes, store_tokens=scan.tokens,
-                            limit=limit, backends=[backend])
+                            limit=limit, backends=[backend], levers=levers)
             full = Reading((), scan.tokens, everything=True)
             for question in read_questions(questions_file, limit):
                 _run_question(reader, question, scan, full, run)
@@ -131,7 +133,7 @@ def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None 
 
 def run_backends(bench: Path, backends: list[str], policies: list[str] | None = None,
                  limit: int | None = None, state_dir: Path | None = None,
-                 progress: Progress | None = None) -> RunResult:
+                 progress: Progress | None = None, levers: Levers = DEFAULT) -> RunResult:
     """:func:`run_bench` on each backend; with several, one run whose policies are named
     ``policy [backend]`` (:func:`side_by_side`)."""
     unknown = [b for b in backends if b not in BACKENDS]
@@ -140,7 +142,7 @@ def run_backends(bench: Path, backends: list[str], policies: list[str] | None = 
                               f"{', '.join(BACKENDS)} at most once, e.g. --backend "
                               "whoosh,tantivy")
     runs = [run_bench(bench, policies, limit, state_dir and state_dir / backend, progress,
-                      backend) for backend in backends]
+                      backend, levers) for backend in backends]
     return side_by_side(runs)
 
 

@@ -82,19 +82,24 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
 @click.option("--backend", "backends", default="whoosh", show_default=True,
               help="Comma-separated index backends (whoosh, tantivy); with several, every "
               "policy runs on each and one report shows them side by side.")
+@click.option("--levers", help="Retrieval levers for this run: comma-separated from spread, "
+              "fusion, block-route, feedback, dates (only those on), +NAME/-NAME (the "
+              "default with or without NAME), none, all (default: the library's default).")
 @json_option
 def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Path | None,
-              backends: str, as_json: bool) -> None:
+              backends: str, levers: str | None, as_json: bool) -> None:
     """Run the policies on a bench (index in a temporary folder, usage log off) and write the
     report: Markdown, JSON, per-question results and a plot of hit rate against tokens."""
     import shlex
 
     from memory.bench.report import FILES, PLOT_HINT, policy_table, routing_text, write_report
     from memory.bench.run import run_backends
+    from memory.retrieval.levers import parse_levers
 
+    chosen = parse_levers(levers)
     progress = _bench_progress()
     run = run_backends(bench_dir, _split(backends), _split(policies or "") or None, limit,
-                       progress=progress)
+                       progress=progress, levers=chosen)
     if progress is not None:
         click.echo("", err=True)
     target = out or bench_dir / "report"

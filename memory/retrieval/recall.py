@@ -191,7 +191,9 @@ def spread(units: list[Unit], head_tokens: int) -> list[Unit]:
     so the next block of the best session competes with the best block of the next one
     (ranks within a section keep their order)."""
     seen: dict[tuple[str, str], int] = defaultdict(int)
-    head, tail, used = [], [], 0
+    head: list[Unit] = []
+    tail: list[Unit] = []
+    used = 0
     for unit in units:  # best first
         key = (unit.note, unit.section)
         if not tail and used + unit.tokens <= head_tokens:

@@ -13,8 +13,6 @@ so that its ablation is reproducible (issue #15 item 4; figures in docs/benchmar
   rank and the rank of its best paragraph in a store-wide paragraph search.
 - ``feedback``: pseudo-relevance feedback (RM3-style) for ``suggest``: the words that weigh
   most in the best paragraphs of a first search join the query at a low weight.
-- ``dates``: ``suggest`` lifts notes with a history entry dated inside the question's time
-  expression.
 
 :data:`DEFAULT` holds the levers that are on; the bench's ``--levers`` (and
 :func:`parse_levers`) switches them per run.
@@ -27,7 +25,7 @@ from dataclasses import dataclass
 
 from memory.errors import InvalidArgument
 
-NAMES = ("spread", "fusion", "block-route", "feedback", "dates")
+NAMES = ("spread", "fusion", "block-route", "feedback")
 
 
 @dataclass(frozen=True)
@@ -36,7 +34,6 @@ class Levers:
     fusion: bool = False
     block_route: bool = False
     feedback: bool = False
-    dates: bool = False
 
     def on(self) -> tuple[str, ...]:
         return tuple(n for n in NAMES if getattr(self, n.replace("-", "_")))

@@ -83,7 +83,7 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
               help="Comma-separated index backends (whoosh, tantivy); with several, every "
               "policy runs on each and one report shows them side by side.")
 @click.option("--levers", help="Retrieval levers for this run: comma-separated from spread, "
-              "fusion, block-route, feedback, dates (only those on), +NAME/-NAME (the "
+              "fusion, block-route, feedback (only those on), +NAME/-NAME (the "
               "default with or without NAME), none, all (default: the library's default).")
 @json_option
 def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Path | None,

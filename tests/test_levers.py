@@ -135,3 +135,27 @@ def test_block_route_lifts_the_note_holding_the_best_paragraph(tmp_path: Path) -
         notes.close()
     assert max(plain, key=plain.__getitem__) == "work/long"
     assert fused["work/short"] / fused["work/long"] > plain["work/short"] / plain["work/long"]
+
+
+def test_bench_run_takes_levers(tmp_path: Path) -> None:
+    """`notes bench run --levers`: the report names the levers on; an unknown one is an
+    error that lists the levers."""
+    import json
+    import subprocess
+    import sys
+
+    from test_bench_policies import write_tiny_bench
+
+    bench = write_tiny_bench(tmp_path / "tiny")
+    notes_bin = Path(sys.executable).parent / "notes"
+    ran = subprocess.run([str(notes_bin), "bench", "run", str(bench), "--policies",
+                          "recall@500,fragments@5", "--levers", "spread,feedback"],
+                         capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    data = json.loads((bench / "report" / "report.json").read_text())
+    assert data["levers"] == ["spread", "feedback"]
+    wrong = subprocess.run([str(notes_bin), "bench", "run", str(bench), "--levers", "rm3"],
+                           capture_output=True, text=True, timeout=300)
+    assert wrong.returncode == 1
+    assert "unknown lever 'rm3'; levers are: spread, fusion, block-route, feedback" \
+        in wrong.stderr

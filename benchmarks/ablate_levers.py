@@ -2,6 +2,7 @@
 
 Usage: .venv/bin/python benchmarks/ablate_levers.py BENCH [--configs "none;spread;fusion"]
        [--policies P1,P2] [--limit N] [--json OUT.json]
+       .venv/bin/python benchmarks/ablate_levers.py --table OUT.json   (a Markdown table)
 
 Each config is what ``notes bench run --levers`` takes (``none``, ``default``, ``all``, names,
 ``+name``/``-name``). Every config runs the same questions over the same index (built once in
@@ -67,14 +68,49 @@ def line(name: str, data: dict[str, Any]) -> str:
     return " | ".join(parts)
 
 
+def table(out: dict[str, Any]) -> str:
+    """The configs of one ablation as a Markdown table (rates and margins in points)."""
+    head = ("| levers | gold first | in 4 shown | several: a gold first / shown | ladder@1 "
+            "| recall@500 | recall@1000 | recall@2000 | best margin | several gold: "
+            "recall@2000 / fragments@40 |")
+    rows = [head, "|" + "---|" * 10]
+    for config, data in out["configs"].items():
+        routing, pol = data["routing"], data["policies"]
+        several = routing["several_gold"]
+        cells = [config, _pct(routing["first_rate"]), _pct(routing["top4_rate"]),
+                 f"{_pct(several['first_rate'])} / {_pct(several['shown_share'])}"
+                 if several["questions"] else "–"]
+        for policy in ("ladder@1", "recall@500", "recall@1000", "recall@2000"):
+            f = pol[policy]
+            cells.append(f"{_pct(f['hit_rate'])} · {f['mean_tokens']:,.0f} · "
+                         f"{100 * f['curve_margin']:+.1f}")
+        cells.append(f"{100 * data['best_margin']:+.1f} ({data['best']})")
+        gold = data["several_gold"]
+        cells.append(f"{_pct(gold['recall@2000']['hit_rate'])} / "
+                     f"{_pct(gold['fragments@40']['hit_rate'])}"
+                     if gold["recall@2000"]["questions"] else "–")
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def _pct(rate: float) -> str:
+    return f"{100 * rate:.1f} %"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("bench", type=Path)
+    parser.add_argument("bench", type=Path, nargs="?")
+    parser.add_argument("--table", type=Path, help="print the table of a --json file")
     parser.add_argument("--configs", default="none;default;all")
     parser.add_argument("--policies", default=",".join(POLICIES))
     parser.add_argument("--limit", type=int)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.table:
+        print(table(json.loads(args.table.read_text(encoding="utf-8"))))
+        return
+    if args.bench is None:
+        parser.error("give a BENCH (or --table FILE)")
     configs = [c.strip() for c in args.configs.split(";") if c.strip()]
     out: dict[str, Any] = {"bench": str(args.bench), "limit": args.limit, "configs": {}}
     with tempfile.TemporaryDirectory(prefix="notes-levers-") as scratch:

@@ -20,8 +20,12 @@ from memory.bench.run import run_bench
 from memory.model.note import parse_note
 
 NOTES_BIN = Path(sys.executable).parent / "notes"
-LOCOMO = (Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "locomo"
-          / "locomo10.json")
+ROOT = Path(__file__).resolve().parent.parent
+# the shared material lies beside the main checkout (../shared) or, from a worktree under
+# /work/wt/NAME, two levels up
+LOCOMO = next((p for p in (ROOT.parent / "shared" / "bench" / "locomo" / "locomo10.json",
+                           ROOT.parent.parent / "shared" / "bench" / "locomo" / "locomo10.json")
+               if p.exists()), ROOT.parent / "shared" / "bench" / "locomo" / "locomo10.json")
 
 
 def _turn(speaker: str, text: str, dia: str) -> dict[str, str]:
@@ -186,11 +190,16 @@ def test_run_counts_routing_and_the_oracle_on_several_gold_notes(small_locomo: P
     assert first["gold_notes"] == 2 and len(first["gold_positions"]) == 2
 
 
-def test_on_the_real_file(tmp_path: Path) -> None:
+def _real_file() -> Path:
     if not LOCOMO.exists():
         if os.environ.get("CI"):
             pytest.fail(f"{LOCOMO} is missing and CI is set")
         pytest.skip(f"{LOCOMO} is not here")
+    return LOCOMO
+
+
+def test_on_the_real_file(tmp_path: Path) -> None:
+    _real_file()
     counts = locomo_to_bench(LOCOMO, tmp_path, per_session=True)
     assert (counts.notes, counts.sessions, counts.questions) == (272, 272, 1986)
     assert counts.gold_notes[1] == 1650 and counts.gold_notes[0] == 4
@@ -200,3 +209,41 @@ def test_on_the_real_file(tmp_path: Path) -> None:
     for question in read_questions(tmp_path / "questions.jsonl"):
         for answer in question.answer_lines:
             assert any(answer in lines[gold] for gold in question.gold_notes), question.id
+
+
+def test_on_the_real_file_with_follow_ups(tmp_path: Path) -> None:
+    """Both flags: the per-session notes and gold notes, the follow-ups' questions and
+    contexts; every title and state names the speakers and the session's date."""
+    source = _real_file()
+    counts = locomo_to_bench(source, tmp_path / "both", per_session=True, follow_ups=True)
+    locomo_to_bench(source, tmp_path / "sessions", per_session=True)
+    locomo_to_bench(source, tmp_path / "vague", follow_ups=True)
+    assert (counts.notes, counts.questions, counts.gold_notes[1]) == (272, 1986, 1650)
+    assert counts.follow_ups is not None and counts.follow_ups.names_removed == 1971
+    both = list(read_questions(tmp_path / "both" / "questions.jsonl"))
+    sessions = list(read_questions(tmp_path / "sessions" / "questions.jsonl"))
+    vague = list(read_questions(tmp_path / "vague" / "questions.jsonl"))
+    assert [(q.id, q.answer_lines, q.note, q.notes, q.category, q.date) for q in both] == \
+        [(q.id, q.answer_lines, q.note, q.notes, q.category, q.date) for q in sessions]
+    assert [(q.id, q.question, q.context) for q in both] == \
+        [(q.id, q.question, q.context) for q in vague]
+    assert _note_lines(tmp_path / "both") == _note_lines(tmp_path / "sessions")
+    # a question whose evidence spans sessions carries each of their notes, in order
+    spans = next(q for q in both if q.id == "conv-26:q8")
+    assert spans.note is None and spans.notes == ("conv-26/session-03", "conv-26/session-02")
+    several = [q for q in both if len(q.gold_notes) > 1]
+    assert len(several) == 332 and max(len(q.gold_notes) for q in several) == 15
+    source_data = json.loads(source.read_text(encoding="utf-8"))
+    speakers = {s["sample_id"]: (s["conversation"]["speaker_a"], s["conversation"]["speaker_b"])
+                for s in source_data}
+    for path in (tmp_path / "both" / "notes").rglob("*.md"):
+        note = parse_note(path.read_text(encoding="utf-8"))
+        conv, session = path.parent.name, int(path.stem.removeprefix("session-"))
+        a, b = speakers[conv]
+        assert note.entries and note.state is not None, path
+        day = note.entries[0].date[:10]
+        assert note.title == f"{a} and {b}: session {session}, {day}", path
+        state = note.state.text.strip().split("\n")
+        assert state[0] == "## Current state" and len(state) == 2, path
+        assert state[1].startswith(f"- {a} and {b}, session {session} of "), path
+        assert state[1].endswith(f" on {day} at {note.entries[0].date[11:]}."), path

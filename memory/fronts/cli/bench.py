@@ -114,6 +114,55 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
                f"{target / FILES['markdown']}")
 
 
+@bench.command("visible")
+@click.option("--benches", help="Comma-separated, from: locomo, locomo-sessions, "
+              "locomo-followups, locomo-sessions-followups, example-followups (default: all).")
+@click.option("--policies", help="Comma-separated, as for `notes bench run` (default: all).")
+@click.option("--limit", type=click.IntRange(1), help="Run only the first N questions of "
+              "each bench.")
+@click.option("--locomo", type=click.Path(dir_okay=False, path_type=Path),
+              envvar="NOTES_BENCH_LOCOMO", show_envvar=True, help="LoCoMo's locomo10.json "
+              "(default: shared/bench/locomo/locomo10.json beside the checkout, or two levels "
+              "up from a worktree); only the LoCoMo benches need it.")
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path),
+              help="Build the benches here and keep them (default: a temporary folder, "
+              "removed at the end).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("visible-report"), show_default=True,
+              help="Where to write each bench's report (OUT/BENCH/) and summary.md|json.")
+@click.option("--backend", default="whoosh", show_default=True,
+              help="The index backend (whoosh, tantivy).")
+@json_option
+def bench_visible(benches: str | None, policies: str | None, limit: int | None,
+                  locomo: Path | None, work: Path | None, out: Path, backend: str,
+                  as_json: bool) -> None:
+    """Rebuild every visible bench (LoCoMo, per session, both follow-up variants, the example
+    store's follow-ups), run the policies on each, write their reports and print one summary:
+    best ladder-family margin over the fragments curve, routing, follow-up keep ratios."""
+    import shlex
+
+    _import_checkout_benchmarks("visible", Path("benchmarks") / "visible" / "run.py")
+    from benchmarks.visible.run import SUMMARY_FILES, VisibleOptions, parse_benches, run_visible
+    from benchmarks.visible.summary import keep_table, summary_table
+
+    try:
+        names = parse_benches(benches)
+    except NotesError as exc:
+        raise click.UsageError(str(exc)) from exc
+    options = VisibleOptions(names, out, _split(policies or "") or None, limit, locomo,
+                             work=work, backend=backend)
+    progress = _bench_progress()
+    summary = run_visible(options, "notes " + shlex.join(sys.argv[1:]),
+                          lambda line: click.echo(line, err=True), progress)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        return
+    kept = keep_table(summary)
+    click.echo(summary_table(summary) + (f"\n\nKeep ratios per policy:\n\n{kept}" if kept
+                                         else ""))
+    click.echo(f"\nsummary in {out / SUMMARY_FILES['markdown']}")
+
+
 @bench.command("perf")
 @click.option("--scale", type=click.FloatRange(0, 100, min_open=True), default=1.0,
               show_default=True, help="Store size: 1 ≈ 220 notes and 1 M cl100k tokens.")
@@ -141,7 +190,7 @@ def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work:
     and server memory, beside ripgrep and SQLite FTS5."""
     import shlex
 
-    _import_checkout_benchmarks()
+    _import_checkout_benchmarks("perf", Path("benchmarks") / "perf" / "run.py")
     from benchmarks.perf.generator import generate_store
     from benchmarks.perf.report import FILES, targets_table, write_report
     from benchmarks.perf.run import PerfOptions, parse_backends, parse_scales, run_perf
@@ -174,15 +223,15 @@ def _bench_progress() -> Callable[[int], None] | None:
     return show
 
 
-def _import_checkout_benchmarks() -> None:
-    """`notes bench perf` measures the project itself: its generator and measurements live
-    in the checkout's benchmarks/, outside the installed package."""
+def _import_checkout_benchmarks(command: str, marker: Path) -> None:
+    """`notes bench perf` and `notes bench visible` measure the project itself: their drivers
+    live in the checkout's benchmarks/, outside the installed package."""
     import memory
 
     checkout = Path(memory.__file__).resolve().parent.parent
-    if not (checkout / "benchmarks" / "perf" / "run.py").is_file():
-        raise NotesError("`notes bench perf` measures the project from a checkout of it, "
-                         "where benchmarks/perf lives (clone the project and `pip install -e "
+    if not (checkout / marker).is_file():
+        raise NotesError(f"`notes bench {command}` measures the project from a checkout of it, "
+                         f"where {marker.parent} lives (clone the project and `pip install -e "
                          ".`); an installed package does not carry it")
     if str(checkout) not in sys.path:
         sys.path.insert(0, str(checkout))

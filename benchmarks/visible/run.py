@@ -25,6 +25,7 @@ from memory.bench.report import write_report
 from memory.bench.run import Progress, run_bench
 from memory.config import BACKENDS
 from memory.errors import InvalidArgument, NotesError
+from memory.retrieval.levers import DEFAULT, Levers
 
 Say = Callable[[str], None]
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -60,6 +61,7 @@ class VisibleOptions:
     search: tuple[Path, ...] | None = None  # where to look for it (None: locomo_candidates())
     work: Path | None = None  # where the benches are built and kept; None: a temporary folder
     backend: str = "whoosh"
+    levers: Levers = DEFAULT  # the retrieval levers of every run (memory.retrieval.levers)
 
 
 def parse_benches(text: str | None) -> list[str]:
@@ -151,7 +153,8 @@ def run_visible(options: VisibleOptions, command: str, say: Say,
             say(f"{name}: {built[name]}")
             started = time.perf_counter()
             run = run_bench(work / name, options.policies, options.limit,
-                            progress=progress, backend=options.backend)
+                            progress=progress, backend=options.backend,
+                            levers=options.levers)
             reports[name] = write_report(run, options.out / name, f"{command}  # bench {name}")
             say(f"{name}: {len(run.results)} questions in {time.perf_counter() - started:.0f} s;"
                 f" report in {options.out / name / 'report.md'}")

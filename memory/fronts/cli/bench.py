@@ -132,10 +132,11 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
               help="Where to write each bench's report (OUT/BENCH/) and summary.md|json.")
 @click.option("--backend", default="whoosh", show_default=True,
               help="The index backend (whoosh, tantivy).")
+@click.option("--levers", help="Retrieval levers of every run, as for `notes bench run`.")
 @json_option
 def bench_visible(benches: str | None, policies: str | None, limit: int | None,
                   locomo: Path | None, work: Path | None, out: Path, backend: str,
-                  as_json: bool) -> None:
+                  levers: str | None, as_json: bool) -> None:
     """Rebuild every visible bench (LoCoMo, per session, both follow-up variants, the example
     store's follow-ups), run the policies on each, write their reports and print one summary:
     best ladder-family margin over the fragments curve, routing, follow-up keep ratios."""
@@ -149,8 +150,10 @@ def bench_visible(benches: str | None, policies: str | None, limit: int | None,
         names = parse_benches(benches)
     except NotesError as exc:
         raise click.UsageError(str(exc)) from exc
+    from memory.retrieval.levers import parse_levers
+
     options = VisibleOptions(names, out, _split(policies or "") or None, limit, locomo,
-                             work=work, backend=backend)
+                             work=work, backend=backend, levers=parse_levers(levers))
     progress = _bench_progress()
     summary = run_visible(options, "notes " + shlex.join(sys.argv[1:]),
                           lambda line: click.echo(line, err=True), progress)

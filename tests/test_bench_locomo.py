@@ -140,7 +140,9 @@ def test_malformed_evidence_and_unsafe_turn_texts() -> None:
     assert counts.dropped_ids == 2 and counts.no_evidence == 2
     assert [q.category for q in questions] == ["single-hop", "temporal", "multi-hop",
                                                "adversarial", "open-domain"]
-    note = parse_note(conversation.text)
+    [(note_id, text)] = conversation.notes
+    assert note_id == "conv-x"
+    note = parse_note(text)
     assert [e.title for e in note.entries] == ["Session 1", "Session 2"]
     assert len(note.entries[0].blocks) == 2 and len(note.entries[1].blocks) == 1
     assert note.state is not None and "from 2023-03-02 to 2023-03-03" in note.state.text

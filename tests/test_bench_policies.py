@@ -110,14 +110,14 @@ QUESTIONS = [
      "answer_lines": ["- The refunds queue is drained nightly."], "note": "infra/queues"},
 ]
 
-FRAGMENTS = {f"fragments@{k}" for k in (5, 10, 20, 40, 80)}
+FRAGMENTS = {f"fragments@{k}" for k in (2, 5, 10, 20, 40, 80)}
 ALL = set(POLICIES)
 EXPECTED_HITS = {
     "port": ALL,
     "host": ALL - FRAGMENTS,
     "eviction": ALL,
     "rollback": ALL - {"ladder@1", "ladder-oracle", "ladder-zoom@1"},
-    "queue": ALL - {"fragments@5"},
+    "queue": ALL - {"fragments@2", "fragments@5"},
 }
 EXPECTED_ANY_LINE = {**EXPECTED_HITS, "rollback": ALL}
 
@@ -220,7 +220,7 @@ def expected_tokens(notes: Notes, folder: Path, query: str, gold: str) -> dict[s
             "ladder-oracle": climb(gold), "ladder-zoom@1": table + zoom(top[0]),
             **{f"recall@{n}": recalled(n) for n in (500, 1000, 2000)},
             "recall-flat@1000": recalled(1000, hierarchy=False),
-            **{f"fragments@{k}": joined(k) for k in (5, 10, 20, 40, 80)},
+            **{f"fragments@{k}": joined(k) for k in (2, 5, 10, 20, 40, 80)},
             "hybrid": joined(5) + climb(route(paragraphs[:5]))}
 
 

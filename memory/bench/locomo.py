@@ -50,6 +50,9 @@ class LocomoCounts:
     no_evidence: int = 0
     categories: Counter[str] = field(default_factory=Counter)
     follow_ups: FollowUpCounts | None = None
+    per_session: bool = False
+    notes: int = 0
+    gold_notes: Counter[int] = field(default_factory=Counter)  # gold notes -> questions
 
     def summary(self) -> str:
         cats = ", ".join(f"{name} {n}" for name, n in sorted(self.categories.items()))
@@ -57,31 +60,42 @@ class LocomoCounts:
                 f"turns, {self.questions} questions ({cats}); {self.evidence_ids} evidence ids, "
                 f"{self.dropped_ids} dropped as malformed or unknown; {self.no_evidence} "
                 "questions with no evidence left")
+        if self.per_session:
+            several = sum(n for size, n in self.gold_notes.items() if size > 1)
+            most = max(self.gold_notes, default=0)
+            text += (f"\none note per session: {self.notes} notes; {self.gold_notes[1]} "
+                     f"questions with one gold note, {several} with several (up to {most})")
         return text + (f"\n{self.follow_ups.summary()}" if self.follow_ups else "")
 
 
 @dataclass(frozen=True)
 class Conversation:
-    note_id: str
-    text: str
+    note_id: str  # the conversation's id (``conv-26``)
+    notes: tuple[tuple[str, str], ...]  # (note id, text): the conversation's, or one a session
     lines: dict[tuple[int, int], str]  # (session, turn) -> rendered line
+    homes: dict[tuple[int, int], str]  # (session, turn) -> the id of the note holding it
     last_date: datetime
     sessions: int
 
 
-def locomo_to_bench(source: Path, out: Path, force: bool = False,
-                    follow_ups: bool = False) -> LocomoCounts:
+def locomo_to_bench(source: Path, out: Path, force: bool = False, follow_ups: bool = False,
+                    per_session: bool = False) -> LocomoCounts:
     """Write the bench (``out/notes/*.md``, ``out/questions.jsonl``); return the counts.
-    With ``follow_ups``, the questions are rewritten as vague follow-ups (see followups.py)."""
+    With ``follow_ups``, the questions are rewritten as vague follow-ups (see followups.py);
+    with ``per_session``, every session is a note of its own (``conv-26/session-03``)."""
     samples = _load(source)
     notes_dir = prepare_out(out, force)
-    counts = LocomoCounts(follow_ups=FollowUpCounts() if follow_ups else None)
+    counts = LocomoCounts(follow_ups=FollowUpCounts() if follow_ups else None,
+                          per_session=per_session)
     with QuestionWriter(out / "questions.jsonl") as writer:
         for number, sample in enumerate(samples, start=1):
-            conversation = conversation_note(sample, number)
-            (notes_dir / f"{conversation.note_id}.md").write_text(conversation.text,
-                                                                   encoding="utf-8")
+            conversation = conversation_note(sample, number, per_session)
+            for note_id, text in conversation.notes:
+                path = notes_dir / f"{note_id}.md"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
             counts.conversations += 1
+            counts.notes += len(conversation.notes)
             counts.sessions += conversation.sessions
             counts.turns += len(conversation.lines)
             questions = questions_of(sample, conversation, counts)
@@ -116,8 +130,10 @@ def _load(source: Path) -> list[dict[str, Any]]:
     return data
 
 
-def conversation_note(sample: dict[str, Any], number: int) -> Conversation:
-    """The note of one conversation, and the rendered line of each turn."""
+def conversation_note(sample: dict[str, Any], number: int,
+                      per_session: bool = False) -> Conversation:
+    """The note of one conversation (or, ``per_session``, the note of each of its sessions),
+    and the rendered line of each turn."""
     talk = sample.get("conversation")
     if not isinstance(talk, dict):
         raise BenchError(f"sample {number} has no 'conversation'")
@@ -125,21 +141,51 @@ def conversation_note(sample: dict[str, Any], number: int) -> Conversation:
     a, b = one_line(str(talk.get("speaker_a", "A"))), one_line(str(talk.get("speaker_b", "B")))
     sessions = _sessions(talk, note_id)
     lines: dict[tuple[int, int], str] = {}
+    homes: dict[tuple[int, int], str] = {}
+    notes: list[tuple[str, str]] = []
     body: list[str] = []
     for session, when, turns in sessions:
-        body += ["", f"### {when:%Y-%m-%d %H:%M} · Session {session}"]
-        for turn_number, turn in enumerate(turns, start=1):
-            line = turn_line(turn)
-            lines[_turn_key(turn, session, turn_number)] = line
-            body.append(line)
-    first, last = sessions[0][1], sessions[-1][1]
-    state = (f"- Conversation between {a} and {b}: {len(sessions)} sessions, from "
-             f"{first:%Y-%m-%d} to {last:%Y-%m-%d}.")
-    head = ["---", f"title: {json.dumps(f'{a} and {b}', ensure_ascii=False)}", "---",
-            f"# {a} and {b}", "", "## Current state", state, "", "## History"]
-    text = "\n".join(head + body) + "\n"
-    _check_lines(text, lines, note_id)
-    return Conversation(note_id, text, lines, last, len(sessions))
+        entry = _entry(session, when, turns)
+        home = f"{note_id}/session-{session:02d}" if per_session else note_id
+        if per_session:
+            title = f"{a} and {b}: session {session}, {when:%Y-%m-%d}"
+            state = (f"- {a} and {b}, session {session} of {len(sessions)}, on "
+                     f"{when:%Y-%m-%d} at {when:%H:%M}.")
+            notes.append((home, _note_text(title, state, entry.body)))
+        body += entry.body
+        lines.update(entry.lines)
+        homes.update(dict.fromkeys(entry.lines, home))
+    if not per_session:
+        first, last = sessions[0][1], sessions[-1][1]
+        state = (f"- Conversation between {a} and {b}: {len(sessions)} sessions, from "
+                 f"{first:%Y-%m-%d} to {last:%Y-%m-%d}.")
+        notes.append((note_id, _note_text(f"{a} and {b}", state, body)))
+    for home, text in notes:
+        _check_lines(text, {k: v for k, v in lines.items() if homes[k] == home}, home)
+    return Conversation(note_id, tuple(notes), lines, homes, sessions[-1][1], len(sessions))
+
+
+@dataclass(frozen=True)
+class _Entry:
+    body: list[str]  # a blank line, the entry's heading, a line per turn
+    lines: dict[tuple[int, int], str]
+
+
+def _entry(session: int, when: datetime, turns: list[Any]) -> _Entry:
+    """One session as a history entry: ``### 2023-05-08 13:56 · Session 1``, a line a turn."""
+    body = ["", f"### {when:%Y-%m-%d %H:%M} · Session {session}"]
+    lines: dict[tuple[int, int], str] = {}
+    for turn_number, turn in enumerate(turns, start=1):
+        line = turn_line(turn)
+        lines[_turn_key(turn, session, turn_number)] = line
+        body.append(line)
+    return _Entry(body, lines)
+
+
+def _note_text(title: str, state: str, body: list[str]) -> str:
+    head = ["---", f"title: {json.dumps(title, ensure_ascii=False)}", "---", f"# {title}", "",
+            "## Current state", state, "", "## History"]
+    return "\n".join(head + body) + "\n"
 
 
 def _note_id(sample: dict[str, Any], number: int) -> str:
@@ -212,16 +258,19 @@ def questions_of(sample: dict[str, Any], conversation: Conversation,
     for number, qa in enumerate(sample.get("qa") or [], start=1):
         if not isinstance(qa, dict):
             continue
-        answer_lines = _answer_lines(qa.get("evidence"), conversation, counts)
+        answer_lines, gold = _answer_lines(qa.get("evidence"), conversation, counts)
         if not answer_lines:
             counts.no_evidence += 1
+            gold = [conversation.notes[0][0]] if len(conversation.notes) == 1 else []
         category = category_name(qa.get("category"))
         counts.questions += 1
         counts.categories[category or "none"] += 1
+        counts.gold_notes[len(gold)] += 1
         out.append(Question(f"{conversation.note_id}:q{number}", str(qa.get("question", "")),
                             tuple(answer_lines), (),
                             conversation.last_date.isoformat(timespec="minutes"),
-                            conversation.note_id, category))
+                            gold[0] if len(gold) == 1 else None, category,
+                            tuple(gold) if len(gold) > 1 else ()))
     return out
 
 
@@ -232,19 +281,26 @@ def category_name(value: Any) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
-def _answer_lines(evidence: Any, conversation: Conversation, counts: LocomoCounts) -> list[str]:
-    """The rendered lines of the evidence turns; malformed or unknown ids are dropped."""
+def _answer_lines(evidence: Any, conversation: Conversation,
+                  counts: LocomoCounts) -> tuple[list[str], list[str]]:
+    """The rendered lines of the evidence turns, and the notes holding them (the gold notes,
+    in the order of the evidence); malformed or unknown ids are dropped."""
     raw_ids = evidence if isinstance(evidence, list) else [evidence] if evidence else []
     found: list[str] = []
+    gold: list[str] = []
     for raw in raw_ids:
         matches = _EVIDENCE.findall(str(raw))
         counts.evidence_ids += max(1, len(matches))
         if not matches:
             counts.dropped_ids += 1
         for session, turn in matches:
-            line = conversation.lines.get((int(session), int(turn)))
+            key = (int(session), int(turn))
+            line = conversation.lines.get(key)
             if line is None:
                 counts.dropped_ids += 1
-            elif line.strip() not in found:
+                continue
+            if line.strip() not in found:
                 found.append(line.strip())
-    return found
+            if conversation.homes[key] not in gold:
+                gold.append(conversation.homes[key])
+    return found, gold

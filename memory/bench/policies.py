@@ -6,9 +6,11 @@ calls, or the paragraphs' text) and its token count:
 - ``ladder@1``, ``ladder@2``: ``suggest`` (4 notes; its table counts), then for each of the 1 or
   2 top notes its map with the question as query, its state, and the map's best section
   (``best[0]``, skipped when it is the state or inside it).
-- ``ladder-oracle``: the same on the gold note, without ``suggest``.
-- ``fragments@k``: the k best paragraphs of the whole store, no notes (with the question's
-  context weighted as for ``suggest``, so the comparison is fair on follow-up benches).
+- ``ladder-oracle``: the same on the gold note (on each gold note, in order, when the answer
+  spans several), without ``suggest``.
+- ``fragments@k`` (k = 2, 5, 10, 20, 40, 80): the k best paragraphs of the whole store, no
+  notes (with the question's context weighted as for ``suggest``, so the comparison is fair
+  on follow-up benches). Together they trace the fragments curve (see curve.py).
 - ``hybrid``: the 5 best paragraphs are shown and route the note (the most score among them);
   the ladder then reads that note (map + state + best section).
 - ``ladder-zoom@1``: like ``ladder@1``, but the best section is read through its best
@@ -36,7 +38,7 @@ from memory.model.timeexpr import day_of
 from memory.retrieval.ladder import SectionMap, Suggestions
 
 SUGGEST_LIMIT = 4
-FRAGMENT_KS = (5, 10, 20, 40, 80)
+FRAGMENT_KS = (2, 5, 10, 20, 40, 80)
 HYBRID_PARAGRAPHS = 5
 RECALL_BUDGETS = (500, 1000, 2000)
 POLICIES = ("ladder@1", "ladder@2", "ladder-oracle", "ladder-zoom@1",
@@ -115,11 +117,12 @@ class QuestionPass:
                                                 self.today)
         return self._recalled
 
-    def gold_rank(self) -> int | None:
-        """Where ``suggest`` put the gold note (1-based), None when not in its list."""
+    def gold_positions(self) -> tuple[int | None, ...]:
+        """Where ``suggest`` put each gold note (1-based), None for one not in its list."""
+        if not self.question.gold_notes:
+            return ()
         hits = [h.note for h in self.suggested()[0].hits]
-        note = self.question.note
-        return hits.index(note) + 1 if note in hits else None
+        return tuple(hits.index(n) + 1 if n in hits else None for n in self.question.gold_notes)
 
     def ladder(self, notes: int) -> Reading:
         result, table = self.suggested()
@@ -129,13 +132,17 @@ class QuestionPass:
         return self._reading(texts)
 
     def oracle(self) -> Reading | None:
-        note = self.question.note
-        try:
-            if note is None or not self.reader.store.exists(note):
-                return None
-        except NotesError:
+        """The climb on every gold note that exists; None when there is none."""
+        gold = [note for note in self.question.gold_notes if self._exists(note)]
+        if not gold:
             return None
-        return self._reading(list(self.climb(note)))
+        return self._reading([text for note in gold for text in self.climb(note)])
+
+    def _exists(self, note: str) -> bool:
+        try:
+            return self.reader.store.exists(note)
+        except NotesError:
+            return False
 
     def fragments(self, k: int) -> Reading:
         return self._reading([join_paragraphs(self.paragraphs()[:k])])

@@ -2,7 +2,8 @@
 
 One JSON object a line: ``id``, ``question``, ``answer_lines`` (each equal, once trimmed, to a
 whole line of one note) and, optionally, ``context`` (earlier messages, oldest first),
-``date`` (ISO date or datetime of the question), ``note`` (the gold note id) and ``category``.
+``date`` (ISO date or datetime of the question), ``note`` (the gold note id), ``notes`` (the
+gold notes, when the answer lines lie in several) and ``category``.
 Other tools write benches too, so this module reads tolerantly (unknown keys are ignored) and
 writes exactly those keys. Questions are streamed: a bench may be large.
 """
@@ -35,14 +36,21 @@ class Question:
     answer_lines: tuple[str, ...]
     context: tuple[str, ...] = ()
     date: str | None = None
-    note: str | None = None
+    note: str | None = None  # the gold note, when there is exactly one
     category: str | None = None
+    notes: tuple[str, ...] = ()  # the gold notes, when there are several (``note`` is None)
+
+    @property
+    def gold_notes(self) -> tuple[str, ...]:
+        """Every gold note: the one ``note``, or the several ``notes`` (none: no gold)."""
+        return self.notes if self.notes else (self.note,) if self.note is not None else ()
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "question": self.question,
                                 "answer_lines": list(self.answer_lines)}
         optional = {"context": list(self.context) or None, "date": self.date,
-                    "note": self.note, "category": self.category}
+                    "note": self.note, "notes": list(self.notes) or None,
+                    "category": self.category}
         data.update({k: v for k, v in optional.items() if v is not None})
         return data
 
@@ -98,11 +106,20 @@ def parse_question(raw: str, where: str) -> Question:
     qid, question = data.get("id"), data.get("question")
     if not isinstance(qid, str | int) or not isinstance(question, str) or not question.strip():
         raise BenchError(f"{where}: 'id' and a non-empty 'question' string are required")
+    gold = gold_of(_optional_str(data.get("note")), _strings(data.get("notes"), where,
+                                                                   "notes"))
     return Question(str(qid), question, _strings(data.get("answer_lines"), where, "answer_lines"),
                     tuple(_message_text(m) for m in _list(data.get("context"), where,
                                                           "context")),
-                    _optional_str(data.get("date")), _optional_str(data.get("note")),
-                    _optional_str(data.get("category")))
+                    _optional_str(data.get("date")), gold[0] if len(gold) == 1 else None,
+                    _optional_str(data.get("category")), gold if len(gold) > 1 else ())
+
+
+def gold_of(note: str | None, notes: tuple[str, ...]) -> tuple[str, ...]:
+    """The gold notes a question names: ``note`` first, then ``notes``, each once. One gold
+    note is carried as ``note``, several as ``notes``, whichever key the writer used."""
+    named = ((note,) if note else ()) + tuple(n for n in notes if n)
+    return tuple(dict.fromkeys(named))
 
 
 def _list(value: object, where: str, key: str) -> list[Any]:

@@ -34,11 +34,12 @@ from memory.index import (
 )
 from memory.model.text import split_lines
 from memory.retrieval.ladder import Ladder, SectionMap, Suggestions
+from memory.retrieval.levers import DEFAULT, Levers
 from memory.retrieval.recall import fill, gather
 from memory.state.store import LoadedNote, Store
 
 T = TypeVar("T")
-NOTE_CACHE = 64  # parsed notes kept at once; a bench may hold a thousand notes
+NOTE_CACHE = 512  # parsed notes kept at once (a per-session bench reads hundreds a question)
 
 
 def bench_config(notes_dir: Path, state_dir: Path, backend: str = "whoosh") -> Config:
@@ -125,12 +126,12 @@ class Paragraph:
 class BenchReader:
     """The ladder's rungs and the paragraph search, rendered as the agent would see them."""
 
-    def __init__(self, notes: Notes) -> None:
+    def __init__(self, notes: Notes, levers: Levers = DEFAULT) -> None:
         self.notes = notes
         self.counter = notes.counter
         self.store = CachingStore(notes.config)
         self.index = SteadyIndex(make_index(self.store, notes.counter, notes.index.notify))
-        self.ladder = Ladder(self.store, self.index, notes.counter)
+        self.ladder = Ladder(self.store, self.index, notes.counter, levers)
         self._lines: OrderedDict[str, list[str]] = OrderedDict()
         self._reads: dict[tuple[str, str], str] = {}
 

@@ -15,7 +15,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from memory.bench.run import QuestionResult, RunResult
+from memory.bench.curve import curve_margins, curve_points, is_fragments, margin_text
+from memory.bench.run import Positions, QuestionResult, RunResult
 
 LIMITS = (
     "Retrieval is lexical (BM25F over words and stems); nothing here uses embeddings or a "
@@ -72,15 +73,38 @@ def split_figures(run: RunResult, key: str) -> dict[str, dict[str, Any]]:
 
 def routing_figures(results: list[QuestionResult], backend: str | None = None) -> dict[str, Any]:
     """How often suggest put the gold note first and in its list (of ``backend``'s run when
-    the run has several)."""
-    gold = [r for r in results if r.has_gold]
-    ranks = [r.gold_ranks.get(backend, r.gold_rank) if backend else r.gold_rank for r in gold]
+    the run has several), over the questions with one gold note; those whose answer spans
+    several notes are counted apart (``several_gold``)."""
+    positions = [r.positions_by_backend.get(backend, r.gold_positions) if backend
+                 else r.gold_positions for r in results if r.has_gold]
+    ranks = [p[0] for p in positions if len(p) == 1]
     first = sum(rank == 1 for rank in ranks)
     top = sum(rank is not None for rank in ranks)
-    return {"questions": len(gold), "first": first, "first_rate": _ratio(first, len(gold)),
-            "first_wilson95": [round(x, 4) for x in wilson(first, len(gold))],
-            "top4": top, "top4_rate": _ratio(top, len(gold)),
-            "top4_wilson95": [round(x, 4) for x in wilson(top, len(gold))]}
+    return {"questions": len(ranks), "first": first, "first_rate": _ratio(first, len(ranks)),
+            "first_wilson95": _interval(first, len(ranks)),
+            "top4": top, "top4_rate": _ratio(top, len(ranks)),
+            "top4_wilson95": _interval(top, len(ranks)),
+            "several_gold": several_gold_routing([p for p in positions if len(p) > 1])}
+
+
+def several_gold_routing(positions: list[Positions]) -> dict[str, Any]:
+    """Routing for questions with several gold notes: a gold note first; every gold note
+    within the 4 shown (impossible beyond 4 gold notes); at least one shown; and the mean
+    share of a question's gold notes that were shown."""
+    n = len(positions)
+    first = sum(1 in p for p in positions)
+    every = sum(all(x is not None for x in p) for p in positions)
+    some = sum(any(x is not None for x in p) for p in positions)
+    shares = [sum(x is not None for x in p) / len(p) for p in positions]
+    return {"questions": n, "first": first, "first_rate": _ratio(first, n),
+            "first_wilson95": _interval(first, n), "all_top4": every,
+            "all_top4_rate": _ratio(every, n), "all_top4_wilson95": _interval(every, n),
+            "any_top4": some, "any_top4_rate": _ratio(some, n),
+            "shown_share": round(statistics.fmean(shares), 4) if shares else 0.0}
+
+
+def _interval(k: int, n: int) -> list[float]:
+    return [round(x, 4) for x in wilson(k, n)]
 
 
 def code_version() -> str:
@@ -110,13 +134,21 @@ def build_report(run: RunResult, command: str) -> dict[str, Any]:
                       "skipped_answer_line_not_in_notes": run.skipped_missing,
                       "limit": run.limit},
         "store": {"notes": run.notes, "tokens": run.store_tokens},
-        "policies": {p: policy_figures(run.results, p) for p in run.policies},
+        "policies": with_margins({p: policy_figures(run.results, p) for p in run.policies}),
         "by_category": split_figures(run, "category"),
         "by_where": split_figures(run, "where"),
+        "by_gold_notes": split_figures(run, "gold_notes"),
         "routing": routing_figures(run.results),
         "limits": list(LIMITS),
         "backends": list(run.backends),
+        "levers": list(run.levers.on()),
     } | _by_backend(run)
+
+
+def with_margins(policies: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each policy's figures with its margin over the fragments curve (see curve.py)."""
+    margins = curve_margins(policies)
+    return {name: figures | margins[name] for name, figures in policies.items()}
 
 
 def _by_backend(run: RunResult) -> dict[str, Any]:
@@ -143,7 +175,9 @@ def write_report(run: RunResult, out: Path, command: str, plot: bool = True) -> 
 
 def _result_json(result: QuestionResult) -> dict[str, Any]:
     return {"id": result.id, "category": result.category, "where": result.where,
-            "gold_rank": result.gold_rank,
+            "gold_rank": result.gold_rank, "gold_notes": len(result.gold_positions),
+            **({"gold_positions": list(result.gold_positions)}
+               if len(result.gold_positions) > 1 else {}),
             **({"gold_ranks": result.gold_ranks} if result.gold_ranks else {}),
             "policies": {p: {"hit": o.hit, "any_line": o.any_line, "tokens": o.tokens}
                          for p, o in result.outcomes.items()}}
@@ -160,27 +194,45 @@ def markdown(data: dict[str, Any], plot: bool = True, missing: bool = False) -> 
              f"- questions: {q['run']} run of {q['read']} read; skipped: "
              f"{q['skipped_no_answer_lines']} with no answer lines, "
              f"{q['skipped_answer_line_not_in_notes']} whose answer lines are not in the notes",
-             *_backends_lines(data), "", "## Policies", "", policy_table(data["policies"]), ""]
+             *_backends_lines(data), "", "## Policies", "", policy_table(data["policies"]), "",
+             MARGIN_NOTE, ""]
     if plot:
         lines += [f"![hit rate against mean tokens]({FILES['plot']})", ""]
     elif missing:
         lines += [f"No plot: {PLOT_HINT}", ""]
     lines += ["## Hit rate by category", "", split_table(data["by_category"]), "",
               "## Hit rate by where the answer lived", "", split_table(data["by_where"]), "",
+              *_gold_split(data),
               "## Routing (suggest, 4 notes)", "", routing_text(data), "",
               "## Limits", "", *[f"- {limit}" for limit in data["limits"]], ""]
     return "\n".join(lines)
 
 
+MARGIN_NOTE = ("Curve margin: the hit rate minus the fragments curve at the policy's mean "
+               "tokens, in points (log-linear between the two fragments policies that bracket "
+               "it; below the cheapest, the cheapest one's rate; above the dearest, the "
+               "dearest one's). Fragments policies are the curve.")
+
+
 def policy_table(policies: dict[str, dict[str, Any]]) -> str:
     rows = ["| policy | hit rate | 95 % interval | any line | mean tokens | median tokens | "
-            "questions |", "|---|---:|---:|---:|---:|---:|---:|"]
+            "curve margin | questions |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, f in policies.items():
         low, high = f["wilson95"]
+        margin = "curve" if is_fragments(name) and f.get("curve_margin") is not None else \
+            margin_text(f.get("curve_margin"))
         rows.append(f"| {name} | {_pct(f['hit_rate'])} | {_pct(low)}–{_pct(high)} | "
                     f"{_pct(f['any_line_rate'])} | {f['mean_tokens']:,.0f} | "
-                    f"{f['median_tokens']:,.0f} | {f['questions']} |")
+                    f"{f['median_tokens']:,.0f} | {margin} | {f['questions']} |")
     return "\n".join(rows)
+
+
+def _gold_split(data: dict[str, Any]) -> list[str]:
+    """The split by gold notes, shown when some answer spans several notes."""
+    split = data.get("by_gold_notes") or {}
+    if "several gold notes" not in split:
+        return []
+    return ["## Hit rate by how many notes hold the answer", "", split_table(split), ""]
 
 
 def split_table(split: dict[str, dict[str, dict[str, Any]]]) -> str:
@@ -230,13 +282,27 @@ def routing_text(data: dict[str, Any]) -> str:
 
 
 def routing_line(routing: dict[str, Any]) -> str:
-    if not routing["questions"]:
+    several = routing.get("several_gold") or {"questions": 0}
+    if not routing["questions"] and not several["questions"]:
         return "No question names a gold note, so routing was not measured."
-    first, top = routing["first_wilson95"], routing["top4_wilson95"]
-    return (f"Gold note first: {_pct(routing['first_rate'])} ({_pct(first[0])}–"
-            f"{_pct(first[1])}); within the top 4: {_pct(routing['top4_rate'])} "
-            f"({_pct(top[0])}–{_pct(top[1])}); {routing['questions']} questions with a gold "
-            "note.")
+    text = "No question has exactly one gold note."
+    if routing["questions"]:
+        first, top = routing["first_wilson95"], routing["top4_wilson95"]
+        text = (f"Gold note first: {_pct(routing['first_rate'])} ({_range(first)}); within "
+                f"the top 4: {_pct(routing['top4_rate'])} ({_range(top)}); "
+                f"{routing['questions']} questions with one gold note.")
+    if several["questions"]:
+        text += (f" Answer in several notes ({several['questions']} questions): a gold note "
+                 f"first {_pct(several['first_rate'])} ({_range(several['first_wilson95'])}); "
+                 f"every gold note within the 4 shown {_pct(several['all_top4_rate'])} "
+                 f"({_range(several['all_top4_wilson95'])}); at least one "
+                 f"{_pct(several['any_top4_rate'])}; {_pct(several['shown_share'])} of their "
+                 "gold notes shown on average.")
+    return text
+
+
+def _range(interval: list[float]) -> str:
+    return f"{_pct(interval[0])}–{_pct(interval[1])}"
 
 
 def _pct(value: float) -> str:
@@ -253,24 +319,54 @@ def write_plot(data: dict[str, Any], path: Path) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 4.8), dpi=120)
-    colours = plt.get_cmap("tab10")
+    fig, ax = plt.subplots(figsize=(9, 5.4), dpi=120)
+    colours = plt.get_cmap("tab20")
+    for backend, points in curve_points(data["policies"]).items():
+        ax.plot([p.tokens for p in points], [100 * p.rate for p in points], "-", color="grey",
+                linewidth=1.2, alpha=0.7, zorder=1,
+                label="fragments curve" + (f" [{backend}]" if backend else ""))
+    labels = []  # (x, y, text, colour) of every policy off the curve
     for number, (name, f) in enumerate(data["policies"].items()):
         if not f["questions"]:
             continue
         x, y = max(f["mean_tokens"], 1.0), 100 * f["hit_rate"]
         low, high = (100 * v for v in f["wilson95"])
         ax.errorbar([x], [y], yerr=[[y - low], [high - y]], fmt=_marker(name), capsize=3,
-                    markersize=7, color=colours(number % 10), label=name)
+                    markersize=7, color=colours(number % 20), label=name, zorder=2)
+        if f.get("curve_margin") is not None and not is_fragments(name):
+            dark = tuple(0.7 * c for c in colours(number % 20)[:3])  # readable as text
+            labels.append((x, y, f"{name} {margin_text(f['curve_margin'])}", dark))
     ax.set_xscale("log")
     ax.set_xlabel("mean tokens read per question (cl100k, log scale)")
     ax.set_ylabel("hit rate, % (95 % Wilson interval)")
     ax.set_ylim(0, 105)
     ax.set_title(f"Evidence reached per token: {Path(data['bench']).name} "
-                 f"({data['questions']['run']} questions)", fontsize=10)
+                 f"({data['questions']['run']} questions); labels: margin over the fragments "
+                 "curve, points", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8, ncols=2)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, borderaxespad=0)
     fig.tight_layout()
+    # labels beside their points, moved up or down (with a leader line) until none overlaps
+    placed: list[tuple[float, float, float, float]] = []
+    points_per_pixel = 72 / fig.dpi
+    for x, y, text, colour in sorted(labels, key=lambda label: -label[1]):
+        px, py = ax.transData.transform((x, y))
+        width, height = 0.55 * 7 / points_per_pixel * len(text), 9 / points_per_pixel
+        left = px + 8 + width > ax.get_window_extent().x1  # no room on the right
+        start = px - 8 - width if left else px + 8
+        for shift in (0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5):
+            box = (start, py + shift * height - height / 2, start + width,
+                   py + shift * height + height / 2)
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3]
+                       for b in placed):
+                break
+        placed.append(box)
+        ax.annotate(text, (x, y), xytext=((-8 if left else 8) * points_per_pixel,
+                                          shift * height * points_per_pixel),
+                    textcoords="offset points", fontsize=7, color=colour, va="center",
+                    ha="right" if left else "left",
+                    arrowprops={"arrowstyle": "-", "lw": 0.5, "color": colour} if shift
+                    else None)
     fig.savefig(path, metadata={"Software": None})
     plt.close(fig)
     return True

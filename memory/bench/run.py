@@ -23,6 +23,7 @@ from memory.bench.reader import BenchReader, bench_config
 from memory.config import BACKENDS
 from memory.errors import InvalidArgument, NotesError
 from memory.model.text import split_lines
+from memory.retrieval.levers import DEFAULT, Levers
 
 Progress = Callable[[int], None]
 _WHERE = {"state": "state", "sub": "state", "history": "history", "entry": "history"}
@@ -35,15 +36,43 @@ class Outcome:
     tokens: int
 
 
+Positions = tuple[int | None, ...]  # each gold note's place in suggest's list (None: not in it)
+
+
 @dataclass(frozen=True)
 class QuestionResult:
     id: str
     category: str
     where: str  # state, history, other, or mixed
-    gold_rank: int | None  # the gold note's place in suggest's list (None: not in it)
-    has_gold: bool
+    gold_positions: Positions  # one per gold note; empty: no gold note
     outcomes: dict[str, Outcome]  # policies that applied
-    gold_ranks: dict[str, int | None] = field(default_factory=dict)  # by backend, when several
+    positions_by_backend: dict[str, Positions] = field(default_factory=dict)  # when several
+
+    @property
+    def has_gold(self) -> bool:
+        return bool(self.gold_positions)
+
+    @property
+    def gold_rank(self) -> int | None:
+        """The best place of a gold note in suggest's list (None: none in it)."""
+        return best_rank(self.gold_positions)
+
+    @property
+    def gold_ranks(self) -> dict[str, int | None]:
+        """The best place by backend, when the run has several."""
+        return {b: best_rank(p) for b, p in self.positions_by_backend.items()}
+
+    @property
+    def gold_notes(self) -> str:
+        """How many notes hold the answer, as a split of the report."""
+        count = len(self.gold_positions)
+        return "no gold note" if count == 0 else "one gold note" if count == 1 else \
+            "several gold notes"
+
+
+def best_rank(positions: Positions) -> int | None:
+    shown = [p for p in positions if p is not None]
+    return min(shown) if shown else None
 
 
 @dataclass
@@ -59,6 +88,7 @@ class RunResult:
     seconds: float = 0.0
     limit: int | None = None
     backends: list[str] = field(default_factory=lambda: ["whoosh"])
+    levers: Levers = DEFAULT
 
 
 @dataclass
@@ -72,23 +102,23 @@ class StoreScan:
 
 def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None = None,
               state_dir: Path | None = None, progress: Progress | None = None,
-              backend: str = "whoosh") -> RunResult:
+              backend: str = "whoosh", levers: Levers = DEFAULT) -> RunResult:
     """Run ``policies`` (default: all) on the first ``limit`` questions of ``bench``, over
-    an index of ``backend``."""
+    an index of ``backend``, with the retrieval ``levers`` given."""
     names = check_policies(list(policies or POLICIES))
     notes_dir, questions_file = bench_paths(bench)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="notes-bench-") as scratch:
         config = bench_config(notes_dir, state_dir or Path(scratch) / "state", backend)
         notes = Notes(config, notify=lambda _: None)
-        reader = BenchReader(notes)
+        reader = BenchReader(notes, levers)
         try:
             reader.prepare()
             wanted = {line.strip() for q in read_questions(questions_file, limit)
                       for line in q.answer_lines}
             scan = scan_store(reader, wanted)
             run = RunResult(bench, names, notes=scan.notes, store_tokens=scan.tokens,
-                            limit=limit, backends=[backend])
+                            limit=limit, backends=[backend], levers=levers)
             full = Reading((), scan.tokens, everything=True)
             for question in read_questions(questions_file, limit):
                 _run_question(reader, question, scan, full, run)
@@ -103,7 +133,7 @@ def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None 
 
 def run_backends(bench: Path, backends: list[str], policies: list[str] | None = None,
                  limit: int | None = None, state_dir: Path | None = None,
-                 progress: Progress | None = None) -> RunResult:
+                 progress: Progress | None = None, levers: Levers = DEFAULT) -> RunResult:
     """:func:`run_bench` on each backend; with several, one run whose policies are named
     ``policy [backend]`` (:func:`side_by_side`)."""
     unknown = [b for b in backends if b not in BACKENDS]
@@ -112,7 +142,7 @@ def run_backends(bench: Path, backends: list[str], policies: list[str] | None = 
                               f"{', '.join(BACKENDS)} at most once, e.g. --backend "
                               "whoosh,tantivy")
     runs = [run_bench(bench, policies, limit, state_dir and state_dir / backend, progress,
-                      backend) for backend in backends]
+                      backend, levers) for backend in backends]
     return side_by_side(runs)
 
 
@@ -134,9 +164,9 @@ def side_by_side(runs: list[RunResult]) -> RunResult:
         outcomes = {backend_policy(p, b): row.outcomes[p]
                     for p in first.policies for b, row in zip(backends, rows, strict=True)
                     if p in row.outcomes}
-        ranks = {b: row.gold_rank for b, row in zip(backends, rows, strict=True)}
+        ranks = {b: row.gold_positions for b, row in zip(backends, rows, strict=True)}
         merged.results.append(dataclasses.replace(rows[0], outcomes=outcomes,
-                                                  gold_ranks=ranks))
+                                                  positions_by_backend=ranks))
     return merged
 
 
@@ -177,17 +207,17 @@ def _run_question(reader: BenchReader, question: Question, scan: StoreScan, full
         if reading is not None:
             hit, any_line = reading.covers(question.answer_lines)
             outcomes[policy] = Outcome(hit, any_line, reading.tokens)
-    rank = one.gold_rank() if question.note is not None else None
     run.results.append(QuestionResult(question.id, question.category or "(none)",
-                                      where_answer_lives(question, scan), rank,
-                                      question.note is not None, outcomes))
+                                      where_answer_lives(question, scan),
+                                      one.gold_positions(), outcomes))
 
 
 def where_answer_lives(question: Question, scan: StoreScan) -> str:
-    """The kind of section holding the answer lines (in the gold note when there is one)."""
+    """The kind of section holding the answer lines (in the gold notes when there are)."""
     kinds: set[str] = set()
+    gold = set(question.gold_notes)
     for line in question.answer_lines:
         places = scan.places.get(line.strip(), set())
-        in_gold = {k for n, k in places if n == question.note}
+        in_gold = {k for n, k in places if n in gold}
         kinds |= in_gold or {k for _, k in places}
     return kinds.pop() if len(kinds) == 1 else "mixed"

@@ -27,22 +27,25 @@ class ParsedQuery:
 
     ``context`` holds words of the recent conversation, searched with ``context_weight``
     (low) so a vague message still leans toward the topic at hand; a context word whose
-    exact term is one of the message's is left out.
+    exact term is one of the message's is left out. ``expansion`` holds words added by
+    pseudo-relevance feedback (``memory.retrieval.routing``), each with its own low weight.
     """
 
     text: str
     words: tuple[Word, ...]
     context: tuple[Word, ...] = ()
     context_weight: float = CONTEXT_WEIGHT
+    expansion: tuple[tuple[Word, float], ...] = ()
 
     @property
     def query_words(self) -> frozenset[str]:
         return frozenset(w[0] for w in self.words)
 
     def weighted(self) -> list[tuple[Word, float]]:
-        """The message's words (weight 1), then the context's (``context_weight``)."""
+        """The message's words (weight 1), then the context's (``context_weight``), then
+        the feedback words (each its own weight)."""
         return [(w, 1.0) for w in self.words] + [(w, self.context_weight)
-                                                 for w in self.context]
+                                                 for w in self.context] + list(self.expansion)
 
 
 def vagueness(words: int) -> float:

@@ -28,6 +28,8 @@ from memory.index import (
 )
 from memory.model.note import Section
 from memory.model.text import excerpt, split_lines
+from memory.retrieval.levers import DEFAULT, Levers
+from memory.retrieval.routing import route_notes
 from memory.state.store import LoadedNote, Store
 from memory.state.tokens import TokenCounter
 
@@ -115,8 +117,10 @@ class SectionText:
 class Ladder:
     """The three rungs over one store and its index."""
 
-    def __init__(self, store: Store, index: SearchIndex, counter: TokenCounter) -> None:
+    def __init__(self, store: Store, index: SearchIndex, counter: TokenCounter,
+                 levers: Levers = DEFAULT) -> None:
         self.store, self.index, self.counter = store, index, counter
+        self.levers = levers  # the optional routing and evidence steps that are on
         self._stale_noted = False
 
     def freshen(self) -> None:
@@ -142,8 +146,7 @@ class Ladder:
         parsed = parse_query(query, context)
         self.freshen()
         pool = limit + len(prior or {})
-        hits, total = self.index.run_search(
-            lambda searcher: searcher.search_notes(parsed, pool))
+        hits, total = route_notes(self, parsed, pool)
         ranked = with_prior(hits, prior or {}, len(parsed.words), self._note_fields)
         total += len(ranked) - len(hits)  # notes the prior added count among the candidates
         return Suggestions(query, tuple(_suggest_hit(h.doc, h.score, h.matched)

@@ -33,6 +33,8 @@ SECTION_WEIGHT = 0.3  # share of the section's (normalised) score a block adds
 NOTE_WEIGHT = 0.2  # share of the note's (normalised) routing score a block adds
 DATE_WEIGHT = 0.5  # added to a block whose entry falls inside the question's dates
 WHEN_WEIGHT = 0.3  # added, for a "when" question, to a block that carries a time
+SPREAD_DECAY = 0.8  # spread lever: a block's score times this per better block of its section
+RRF_K = 60  # fusion lever: reciprocal rank fusion's constant (the usual one, not tuned here)
 STATE_SHARE = 0.35  # the best note's state comes first when it costs at most this share
 LABEL_TOKENS = 8  # what a block adds to its group's label (",b7" or a wider range), at most
 TAIL_TOKENS = 50  # kept for the last line (tokens used, what was left out, the next block)
@@ -104,15 +106,23 @@ def gather(ladder: Ladder, query: str, context: str | None = None,
     parsed = parse_query(query, context)
     routed = ladder.suggest(query, ROUTE_NOTES, context, prior=prior)
     note_scores = _normalised({h.note: h.score for h in routed.hits}) if hierarchy else {}
-    units = _ranked_units(ladder, parsed, note_scores, today or dt.date.today(), hierarchy)
+    levers = ladder.levers
+    if hierarchy and levers.fusion:
+        units = _fused_units(ladder, parsed, [h.note for h in routed.hits],
+                             today or dt.date.today())
+    else:
+        units = _ranked_units(ladder, parsed, note_scores, today or dt.date.today(),
+                              hierarchy)
     return Gathered(query, routed.hits[0].note if routed.hits else None, tuple(units))
 
 
 def fill(ladder: Ladder, gathered: Gathered, budget: int) -> Recalled:
     check_budget(budget)
     state = _state_unit(ladder, gathered.top_note, budget)
-    return _fill(gathered.query, budget, [state] if state else [], list(gathered.units),
-                 ladder)
+    units = list(gathered.units)
+    if ladder.levers.spread:
+        units = spread(units, budget // 2)
+    return _fill(gathered.query, budget, [state] if state else [], units, ladder)
 
 
 def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, float],
@@ -140,6 +150,60 @@ def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, fl
             unit = dataclasses.replace(unit, score=unit.score + WHEN_WEIGHT)
         units.append(unit)
     return sorted(units, key=lambda u: -u.score)
+
+
+def _fused_units(ladder: Ladder, parsed: ParsedQuery, routed: list[str],
+                 today: dt.date) -> list[Unit]:
+    """Blocks ranked by reciprocal rank fusion (the fusion lever): the sum of
+    ``1 / (RRF_K + rank)`` over the block's own rank among the store's blocks, its section's
+    among the sections, its note's among the routed notes, and, for a block whose entry lies
+    inside the question's dates (or that carries a time, for a "when" question), rank 1 of
+    that signal. A signal the block is absent from adds nothing."""
+    blocks, _ = ladder.search(parsed, "paragraph", POOL)
+    sections, _ = ladder.search(parsed, "section", POOL)
+    section_rank = {(h.doc.note_id, h.doc.section): r
+                    for r, h in reversed(list(enumerate(sections, start=1)))}
+    note_rank = {note: r for r, note in enumerate(routed, start=1)}
+    ranges = find_ranges(parsed.text, today)
+    when = asks_when(parsed.text)
+    units = []
+    lines: dict[str, list[str] | None] = {}
+    for rank, hit in enumerate(blocks, start=1):
+        note, section = hit.doc.note_id, hit.doc.section
+        note_lines = _note_lines(ladder, note, lines)
+        if note_lines is None:
+            continue
+        ranks = [rank, section_rank.get((note, section)), note_rank.get(note)]
+        unit = _unit(ladder, hit, 0.0, note_lines)
+        if dated_inside(hit.doc.date, ranges):
+            ranks.append(1)
+        if when and mentions_time(unit.text):
+            ranks.append(1)
+        score = sum(1 / (RRF_K + r) for r in ranks if r is not None)
+        units.append(dataclasses.replace(unit, score=score))
+    return sorted(units, key=lambda u: -u.score)
+
+
+def spread(units: list[Unit], head_tokens: int) -> list[Unit]:
+    """Units re-ranked so the second half of the budget spreads across sections (the
+    spread lever): the best blocks worth ``head_tokens`` keep their order; after them, each
+    better-ranked block of the same section multiplies a block's score by ``SPREAD_DECAY``,
+    so the next block of the best session competes with the best block of the next one
+    (ranks within a section keep their order)."""
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    head: list[Unit] = []
+    tail: list[Unit] = []
+    used = 0
+    for unit in units:  # best first
+        key = (unit.note, unit.section)
+        if not tail and used + unit.tokens <= head_tokens:
+            head.append(unit)
+            used += unit.tokens
+        else:
+            tail.append(dataclasses.replace(unit, score=unit.score
+                                            * SPREAD_DECAY ** seen[key]))
+        seen[key] += 1
+    return head + sorted(tail, key=lambda u: -u.score)
 
 
 def _note_lines(ladder: Ladder, note: str,

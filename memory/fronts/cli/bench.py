@@ -35,12 +35,16 @@ _bench_force = click.option("--force", is_flag=True, help="Replace a bench alrea
 @_bench_force
 @click.option("--follow-ups", is_flag=True, help="Vague follow-ups: take the speakers' names "
               "out of each question; its context is the previous question and its answer.")
-def bench_from_locomo(source: Path, out: Path, force: bool, follow_ups: bool) -> None:
-    """LoCoMo's locomo10.json as a bench: a note per conversation, an entry per session, a
-    line per turn; evidence turns become answer lines. Prints the counts."""
+@click.option("--note-per-session", is_flag=True, help="One note per session "
+              "(CONV/session-NN, 272 for locomo10), so routing must pick the session; a "
+              "question whose evidence spans sessions has several gold notes.")
+def bench_from_locomo(source: Path, out: Path, force: bool, follow_ups: bool,
+                      note_per_session: bool) -> None:
+    """LoCoMo's locomo10.json as a bench: a note per conversation (or per session), an entry
+    per session, a line per turn; evidence turns become answer lines. Prints the counts."""
     from memory.bench.locomo import locomo_to_bench
 
-    click.echo(locomo_to_bench(source, out, force, follow_ups).summary())
+    click.echo(locomo_to_bench(source, out, force, follow_ups, note_per_session).summary())
     click.echo(f"bench written to {out}")
 
 
@@ -69,27 +73,33 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
 @click.argument("bench_dir", metavar="BENCH", type=click.Path(exists=True, file_okay=False,
                 path_type=Path))
 @click.option("--policies", help="Comma-separated, from: ladder@1, ladder@2, ladder-oracle, "
-              "fragments@5, fragments@10, fragments@20, fragments@40, hybrid, full "
-              "(default: all).")
+              "ladder-zoom@1, recall@500, recall@1000, recall@2000, recall-flat@1000, "
+              "fragments@2, fragments@5, fragments@10, fragments@20, fragments@40, "
+              "fragments@80, hybrid, full (default: all).")
 @click.option("--limit", type=click.IntRange(1), help="Run only the first N questions.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write the report (default: BENCH/report/).")
 @click.option("--backend", "backends", default="whoosh", show_default=True,
               help="Comma-separated index backends (whoosh, tantivy); with several, every "
               "policy runs on each and one report shows them side by side.")
+@click.option("--levers", help="Retrieval levers for this run: comma-separated from spread, "
+              "fusion, block-route, feedback (only those on), +NAME/-NAME (the "
+              "default with or without NAME), none, all (default: the library's default).")
 @json_option
 def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Path | None,
-              backends: str, as_json: bool) -> None:
+              backends: str, levers: str | None, as_json: bool) -> None:
     """Run the policies on a bench (index in a temporary folder, usage log off) and write the
     report: Markdown, JSON, per-question results and a plot of hit rate against tokens."""
     import shlex
 
     from memory.bench.report import FILES, PLOT_HINT, policy_table, routing_text, write_report
     from memory.bench.run import run_backends
+    from memory.retrieval.levers import parse_levers
 
+    chosen = parse_levers(levers)
     progress = _bench_progress()
     run = run_backends(bench_dir, _split(backends), _split(policies or "") or None, limit,
-                       progress=progress)
+                       progress=progress, levers=chosen)
     if progress is not None:
         click.echo("", err=True)
     target = out or bench_dir / "report"
@@ -102,6 +112,58 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
     click.echo(policy_table(data["policies"]) + "\n\n" + routing_text(data))
     click.echo(f"\n{len(run.results)} questions in {run.seconds:.0f} s; report in "
                f"{target / FILES['markdown']}")
+
+
+@bench.command("visible")
+@click.option("--benches", help="Comma-separated, from: locomo, locomo-sessions, "
+              "locomo-followups, locomo-sessions-followups, example-followups (default: all).")
+@click.option("--policies", help="Comma-separated, as for `notes bench run` (default: all).")
+@click.option("--limit", type=click.IntRange(1), help="Run only the first N questions of "
+              "each bench.")
+@click.option("--locomo", type=click.Path(dir_okay=False, path_type=Path),
+              envvar="NOTES_BENCH_LOCOMO", show_envvar=True, help="LoCoMo's locomo10.json "
+              "(default: shared/bench/locomo/locomo10.json beside the checkout, or two levels "
+              "up from a worktree); only the LoCoMo benches need it.")
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path),
+              help="Build the benches here and keep them (default: a temporary folder, "
+              "removed at the end).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("visible-report"), show_default=True,
+              help="Where to write each bench's report (OUT/BENCH/) and summary.md|json.")
+@click.option("--backend", default="whoosh", show_default=True,
+              help="The index backend (whoosh, tantivy).")
+@click.option("--levers", help="Retrieval levers of every run, as for `notes bench run`.")
+@json_option
+def bench_visible(benches: str | None, policies: str | None, limit: int | None,
+                  locomo: Path | None, work: Path | None, out: Path, backend: str,
+                  levers: str | None, as_json: bool) -> None:
+    """Rebuild every visible bench (LoCoMo, per session, both follow-up variants, the example
+    store's follow-ups), run the policies on each, write their reports and print one summary:
+    best ladder-family margin over the fragments curve, routing, follow-up keep ratios."""
+    import shlex
+
+    _import_checkout_benchmarks("visible", Path("benchmarks") / "visible" / "run.py")
+    from benchmarks.visible.run import SUMMARY_FILES, VisibleOptions, parse_benches, run_visible
+    from benchmarks.visible.summary import keep_table, summary_table
+
+    try:
+        names = parse_benches(benches)
+    except NotesError as exc:
+        raise click.UsageError(str(exc)) from exc
+    from memory.retrieval.levers import parse_levers
+
+    options = VisibleOptions(names, out, _split(policies or "") or None, limit, locomo,
+                             work=work, backend=backend, levers=parse_levers(levers))
+    progress = _bench_progress()
+    summary = run_visible(options, "notes " + shlex.join(sys.argv[1:]),
+                          lambda line: click.echo(line, err=True), progress)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        return
+    kept = keep_table(summary)
+    click.echo(summary_table(summary) + (f"\n\nKeep ratios per policy:\n\n{kept}" if kept
+                                         else ""))
+    click.echo(f"\nsummary in {out / SUMMARY_FILES['markdown']}")
 
 
 @bench.command("perf")
@@ -131,7 +193,7 @@ def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work:
     and server memory, beside ripgrep and SQLite FTS5."""
     import shlex
 
-    _import_checkout_benchmarks()
+    _import_checkout_benchmarks("perf", Path("benchmarks") / "perf" / "run.py")
     from benchmarks.perf.generator import generate_store
     from benchmarks.perf.report import FILES, targets_table, write_report
     from benchmarks.perf.run import PerfOptions, parse_backends, parse_scales, run_perf
@@ -164,15 +226,15 @@ def _bench_progress() -> Callable[[int], None] | None:
     return show
 
 
-def _import_checkout_benchmarks() -> None:
-    """`notes bench perf` measures the project itself: its generator and measurements live
-    in the checkout's benchmarks/, outside the installed package."""
+def _import_checkout_benchmarks(command: str, marker: Path) -> None:
+    """`notes bench perf` and `notes bench visible` measure the project itself: their drivers
+    live in the checkout's benchmarks/, outside the installed package."""
     import memory
 
     checkout = Path(memory.__file__).resolve().parent.parent
-    if not (checkout / "benchmarks" / "perf" / "run.py").is_file():
-        raise NotesError("`notes bench perf` measures the project from a checkout of it, "
-                         "where benchmarks/perf lives (clone the project and `pip install -e "
+    if not (checkout / marker).is_file():
+        raise NotesError(f"`notes bench {command}` measures the project from a checkout of it, "
+                         f"where {marker.parent} lives (clone the project and `pip install -e "
                          ".`); an installed package does not carry it")
     if str(checkout) not in sys.path:
         sys.path.insert(0, str(checkout))

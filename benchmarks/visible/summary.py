@@ -1,0 +1,231 @@
+"""The summary of the visible benches, read from their reports (``report.json`` data).
+
+Per bench: the best **ladder-family** policy by its margin over the fragments curve (the
+family: ``ladder@N``, ``ladder-zoom@1``, ``recall*``, ``hybrid``, ``hook*``; not
+``ladder-oracle``, which is told the gold note, nor ``full``); routing (gold note first, and
+within the 4 shown, over the questions with one gold note; several-note questions apart); and
+for a follow-up bench whose direct bench ran too, the **keep ratios**: each policy's hit rate
+on the follow-ups divided by its hit rate on the same questions asked directly. Multi-hop
+questions (LoCoMo's category) and questions whose answer spans several notes are compared at
+≤ 2,000 tokens with ``fragments@40`` (issue #15's targets).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from memory.bench.curve import backend_of, margin_text
+
+FAMILY = ("ladder", "recall", "hybrid", "hook")
+CEILINGS = ("ladder-oracle", "full")
+ORACLE = "ladder-oracle"
+SPLIT_BUDGET = 2000
+SPLIT_BASELINE = "fragments@40"
+SPLITS = {"multi_hop": ("by_category", "multi-hop"),
+          "multi_session": ("by_gold_notes", "several gold notes")}
+
+
+def in_ladder_family(policy: str) -> bool:
+    name = backend_of(policy)[0]
+    return name not in CEILINGS and name.startswith(FAMILY)
+
+
+def best_of_family(policies: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The ladder-family policy with the largest curve margin (ties: the higher hit rate);
+    None when none ran or no fragments policy ran (no curve, no margin)."""
+    ranked = [(name, f) for name, f in policies.items() if in_ladder_family(name)
+              and f["questions"] and f.get("curve_margin") is not None]
+    if not ranked:
+        return None
+    name, f = max(ranked, key=lambda item: (item[1]["curve_margin"], item[1]["hit_rate"]))
+    return {"policy": name, "hit_rate": f["hit_rate"], "wilson95": f["wilson95"],
+            "mean_tokens": f["mean_tokens"], "curve_margin": f["curve_margin"]}
+
+
+def keep_ratios(follow: dict[str, dict[str, Any]],
+                direct: dict[str, dict[str, Any]]) -> dict[str, float | None]:
+    """Per policy run on both: follow-up hit rate / direct hit rate (None: direct is 0)."""
+    return {name: (round(f["hit_rate"] / direct[name]["hit_rate"], 4)
+                   if direct[name]["hit_rate"] else None)
+            for name, f in follow.items()
+            if name in direct and f["questions"] and direct[name]["questions"]}
+
+
+def split_against_fragments(split: dict[str, dict[str, Any]] | None) -> dict[str, Any] | None:
+    """In one split of a report (the multi-hop questions, say): the best ladder-family
+    policy whose mean tokens there are at most 2,000, beside ``fragments@40`` there."""
+    if not split:
+        return None
+    within = [(name, f) for name, f in split.items() if in_ladder_family(name)
+              and f["questions"] and f["mean_tokens"] <= SPLIT_BUDGET]
+    best = max(within, key=lambda item: item[1]["hit_rate"], default=None)
+    baseline = split.get(SPLIT_BASELINE)
+    return {"questions": max(f["questions"] for f in split.values()),
+            "best": {"policy": best[0], "hit_rate": best[1]["hit_rate"],
+                     "mean_tokens": best[1]["mean_tokens"]} if best else None,
+            "fragments@40": ({"hit_rate": baseline["hit_rate"],
+                              "mean_tokens": baseline["mean_tokens"]}
+                             if baseline and baseline["questions"] else None)}
+
+
+def bench_summary(data: dict[str, Any], direct: dict[str, Any] | None,
+                  direct_name: str | None) -> dict[str, Any]:
+    """One bench's line of the summary, from its report (and its direct bench's report)."""
+    policies = data["policies"]
+    routing = data["routing"]
+    several = routing.get("several_gold") or {"questions": 0}
+    out: dict[str, Any] = {
+        "questions": data["questions"]["run"], "notes": data["store"]["notes"],
+        "best": best_of_family(policies),
+        "routing": {k: routing[k] for k in ("questions", "first_rate", "top4_rate")},
+        "several_gold": ({k: several[k] for k in ("questions", "first_rate", "all_top4_rate",
+                                                  "any_top4_rate", "shown_share")}
+                         if several["questions"] else None),
+        "keep": None,
+    }
+    for key, (split, value) in SPLITS.items():
+        out[key] = split_against_fragments((data.get(split) or {}).get(value))
+    if direct_name is not None:
+        out["keep"] = {"direct": direct_name, "ran": direct is not None}
+        if direct is not None:
+            out["keep"] |= _keep(policies, direct["policies"], out["best"])
+    return out
+
+
+def _keep(follow: dict[str, dict[str, Any]], direct: dict[str, dict[str, Any]],
+          best: dict[str, Any] | None) -> dict[str, Any]:
+    ratios = keep_ratios(follow, direct)
+    family = {n: r for n, r in ratios.items() if in_ladder_family(n) and r is not None}
+    lowest = min(family, key=lambda n: family[n], default=None)
+    best_name = best["policy"] if best else None
+    return {"policies": ratios,
+            "best": {"policy": best_name, "ratio": ratios.get(best_name)} if best_name
+            else None,
+            "lowest": {"policy": lowest, "ratio": family[lowest]} if lowest else None,
+            "oracle": ratios.get(ORACLE)}
+
+
+def summarize(reports: dict[str, dict[str, Any]], directs: dict[str, str | None],
+              titles: dict[str, str], command: str,
+              built: dict[str, str] | None = None) -> dict[str, Any]:
+    """The summary of every bench run (``reports``: name → report data)."""
+    first = next(iter(reports.values()), {})
+    benches = {}
+    for name, data in reports.items():
+        direct = directs.get(name)
+        benches[name] = {"title": titles.get(name, name),
+                         **bench_summary(data, reports.get(direct) if direct else None,
+                                         direct),
+                         "built": (built or {}).get(name, ""),
+                         "report": f"{name}/report.md",
+                         "wall_seconds": data.get("wall_seconds")}
+    return {"command": command, "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "version": first.get("version"), "limit": first.get("questions", {}).get("limit"),
+            "policies": list(first.get("policies", {})), "benches": benches}
+
+
+def summary_table(summary: dict[str, Any]) -> str:
+    """One row per bench: the best ladder-family policy and its margin, routing, keep."""
+    rows = ["| bench | questions | best ladder-family policy | hit rate | mean tokens | curve "
+            "margin | gold first | gold in 4 shown | several gold: first / all in 4 | keep: "
+            "best policy | keep: lowest in family | keep: ladder-oracle |",
+            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, b in summary["benches"].items():
+        best = b["best"]
+        cells = [name, str(b["questions"])]
+        cells += ([best["policy"], _pct(best["hit_rate"]), f"{best['mean_tokens']:,.0f}",
+                   margin_text(best["curve_margin"])] if best else ["–", "–", "–", "–"])
+        routing = b["routing"]
+        cells += ([_pct(routing["first_rate"]), _pct(routing["top4_rate"])]
+                  if routing["questions"] else ["–", "–"])
+        several = b["several_gold"]
+        cells.append(f"{_pct(several['first_rate'])} / {_pct(several['all_top4_rate'])}"
+                     if several else "–")
+        cells += _keep_cells(b["keep"])
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def _keep_cells(keep: dict[str, Any] | None) -> list[str]:
+    if keep is None:
+        return ["–", "–", "–"]
+    if not keep["ran"]:
+        return [f"(run {keep['direct']} too)"] * 3
+    best, lowest = keep["best"], keep["lowest"]
+    return [f"{_ratio(best['ratio'])} ({best['policy']})" if best else "–",
+            f"{_ratio(lowest['ratio'])} ({lowest['policy']})" if lowest else "–",
+            _ratio(keep["oracle"])]
+
+
+def keep_table(summary: dict[str, Any]) -> str | None:
+    """Every policy's keep ratio on each follow-up bench whose direct bench ran."""
+    kept = {name: b["keep"]["policies"] for name, b in summary["benches"].items()
+            if b["keep"] and b["keep"]["ran"]}
+    if not kept:
+        return None
+    policies = list(dict.fromkeys(p for ratios in kept.values() for p in ratios))
+    rows = ["| policy | " + " | ".join(f"{n} / {summary['benches'][n]['keep']['direct']}"
+                                       for n in kept) + " |",
+            "|---|" + "---:|" * len(kept)]
+    for policy in policies:
+        rows.append(f"| {policy} | " + " | ".join(
+            _ratio(ratios[policy]) if policy in ratios else "–" for ratios in kept.values())
+            + " |")
+    return "\n".join(rows)
+
+
+def split_table(summary: dict[str, Any]) -> str | None:
+    """Multi-hop and several-note questions: the best ladder-family policy at ≤ 2,000
+    tokens against fragments@40, per bench."""
+    rows = ["| bench | questions | best ladder-family at ≤ 2,000 tokens | hit rate | mean "
+            "tokens | fragments@40 | gap |", "|---|---|---|---:|---:|---:|---:|"]
+    for name, b in summary["benches"].items():
+        for key, label in (("multi_hop", "multi-hop"), ("multi_session", "several notes")):
+            split = b.get(key)
+            if not split:
+                continue
+            best, base = split["best"], split["fragments@40"]
+            gap = (margin_text(best["hit_rate"] - base["hit_rate"]) if best and base else "–")
+            rows.append(f"| {name} | {label} ({split['questions']}) | "
+                        + (f"{best['policy']} | {_pct(best['hit_rate'])} | "
+                           f"{best['mean_tokens']:,.0f}" if best else "– | – | –")
+                        + f" | {_pct(base['hit_rate']) if base else '–'} | {gap} |")
+    return "\n".join(rows) if len(rows) > 2 else None
+
+
+def summary_markdown(summary: dict[str, Any]) -> str:
+    limit = summary.get("limit")
+    lines = ["# Visible benches: summary", "",
+             f"- command: `{summary['command']}`",
+             f"- date: {summary['date']}; code version: {summary['version']}",
+             f"- questions: {'the first ' + str(limit) if limit else 'all'} of each bench; "
+             f"policies: {', '.join(summary['policies'])}", "",
+             summary_table(summary), "", KEEP_NOTE, ""]
+    kept = keep_table(summary)
+    if kept:
+        lines += ["## Follow-ups: hit rate kept from the direct questions", "", kept, ""]
+    splits = split_table(summary)
+    if splits:
+        lines += ["## Multi-hop and several-note answers at ≤ 2,000 tokens", "", splits, ""]
+    lines += ["## Benches", ""]
+    lines += [f"- `{name}` ({b['title']}): {b['built']}; {b['questions']} questions run in "
+              f"{b['wall_seconds']} s; report: [{b['report']}]({b['report']})"
+              for name, b in summary["benches"].items()]
+    return "\n".join(lines) + "\n"
+
+
+KEEP_NOTE = ("Curve margin: hit rate minus the fragments curve at the policy's mean tokens, "
+             "in points. Routing: over the questions with one gold note; several gold: a gold "
+             "note first / every gold note within the 4 shown. Keep: the follow-up hit rate "
+             "divided by the same policy's hit rate on the direct questions (the follow-up "
+             "bench's best policy, the lowest ladder-family ratio, and ladder-oracle's); the "
+             "example store's follow-ups have no direct version, so no keep ratio.")
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f} %"
+
+
+def _ratio(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f} %"

@@ -1,0 +1,103 @@
+"""The fragments curve, and each policy's margin over it at its own mean tokens.
+
+The ``fragments@k`` policies trace what loose paragraphs reach for a given number of tokens.
+A policy's **curve margin** is its hit rate minus that curve at the policy's mean tokens:
+interpolated linearly in log(tokens) between the two fragments policies that bracket it; for a
+policy cheaper than every fragments policy, the cheapest one's rate; for one dearer than all,
+the dearest one's. Fragments policies lie on the curve (margin 0). With several backends in one
+run (``policy [backend]``), each backend's policies are measured against its own curve.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+FRAGMENTS = "fragments@"
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    policy: str
+    tokens: float
+    rate: float
+
+
+@dataclass(frozen=True)
+class CurveReading:
+    rate: float  # the curve's hit rate at the tokens asked
+    below: str  # the fragments policy at or below those tokens (the cheapest when none is)
+    above: str  # the one at or above them (the dearest when none is)
+
+
+def is_fragments(policy: str) -> bool:
+    return backend_of(policy)[0].startswith(FRAGMENTS)
+
+
+def backend_of(policy: str) -> tuple[str, str | None]:
+    """``'recall@500 [tantivy]'`` → ``('recall@500', 'tantivy')``; no suffix → None."""
+    if policy.endswith("]") and " [" in policy:
+        name, backend = policy[:-1].rsplit(" [", 1)
+        return name, backend
+    return policy, None
+
+
+def curve_points(policies: dict[str, dict[str, Any]]) -> dict[str | None, list[CurvePoint]]:
+    """The fragments policies that ran, by backend, cheapest first."""
+    curves: dict[str | None, list[CurvePoint]] = {}
+    for name, figures in policies.items():
+        if is_fragments(name) and figures["questions"]:
+            point = CurvePoint(name, max(float(figures["mean_tokens"]), 1.0),
+                               float(figures["hit_rate"]))
+            curves.setdefault(backend_of(name)[1], []).append(point)
+    return {b: sorted(points, key=lambda p: (p.tokens, p.rate)) for b, points in curves.items()}
+
+
+def curve_at(points: list[CurvePoint], tokens: float) -> CurveReading:
+    """The curve's hit rate at ``tokens`` (``points`` sorted by tokens, at least one)."""
+    if not points:
+        raise ValueError("the fragments curve needs at least one point")
+    tokens = max(tokens, 1.0)
+    if tokens <= points[0].tokens:
+        return CurveReading(points[0].rate, points[0].policy, points[0].policy)
+    if tokens >= points[-1].tokens:
+        return CurveReading(points[-1].rate, points[-1].policy, points[-1].policy)
+    upper = next(i for i, p in enumerate(points) if p.tokens >= tokens)
+    low, high = points[upper - 1], points[upper]
+    if high.tokens == tokens:
+        return CurveReading(high.rate, high.policy, high.policy)
+    share = (math.log(tokens) - math.log(low.tokens)) / (math.log(high.tokens)
+                                                         - math.log(low.tokens))
+    return CurveReading(low.rate + share * (high.rate - low.rate), low.policy, high.policy)
+
+
+def curve_margins(policies: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per policy: ``curve_rate`` (the curve at its mean tokens), ``curve_margin`` (its hit
+    rate minus that; both fractions, as ``hit_rate``) and ``curve_between`` (the two
+    fragments policies used); all None when no fragments policy ran on its backend or the
+    policy ran on no question."""
+    curves = curve_points(policies)
+    out: dict[str, dict[str, Any]] = {}
+    for name, figures in policies.items():
+        points = curves.get(backend_of(name)[1])
+        if not points or not figures["questions"]:
+            out[name] = {"curve_rate": None, "curve_margin": None, "curve_between": None}
+            continue
+        reading = curve_at(points, float(figures["mean_tokens"]))
+        if is_fragments(name):  # on the curve by definition, even where two share tokens
+            reading = CurveReading(float(figures["hit_rate"]), name, name)
+        out[name] = {"curve_rate": round(reading.rate, 4),
+                     "curve_margin": round(float(figures["hit_rate"]) - reading.rate, 4),
+                     "curve_between": [reading.below, reading.above]}
+    return out
+
+
+def margin_text(margin: float | None) -> str:
+    """A margin in points, signed: ``+7.5``, ``−3.0``, ``0.0``; ``–`` when there is none."""
+    if margin is None:
+        return "–"
+    points = round(100 * margin, 1)
+    if points == 0:
+        return "0.0"
+    return f"+{points:.1f}" if points > 0 else f"−{-points:.1f}"

@@ -1,0 +1,71 @@
+"""Routing and evidence levers: optional steps of ``suggest`` and ``recall``, each switchable
+so that its ablation is reproducible (issue #15 item 4; figures in docs/benchmarks.md,
+"Routing levers: ablations").
+
+- ``spread``: ``recall`` spreads its budget across notes and sections: each block already
+  picked from a block's own section (and, less, from its note) lowers the block's score, so
+  when several sessions score close, the best blocks of each are shown rather than all from
+  one (multi-session questions).
+- ``fusion``: ``recall`` ranks blocks by reciprocal rank fusion of their own rank, their
+  section's and their note's (and the date signals), instead of the weighted sum of
+  normalised scores.
+- ``block-route``: ``suggest`` ranks notes by reciprocal rank fusion of the note's own BM25F
+  rank and the rank of its best paragraph in a store-wide paragraph search.
+- ``feedback``: pseudo-relevance feedback (RM3-style) for ``suggest``: the words that weigh
+  most in the best paragraphs of a first search join the query at a low weight.
+
+:data:`DEFAULT` holds the levers that are on; the bench's ``--levers`` (and
+:func:`parse_levers`) switches them per run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from memory.errors import InvalidArgument
+
+NAMES = ("spread", "fusion", "block-route", "feedback")
+
+
+@dataclass(frozen=True)
+class Levers:
+    spread: bool = False
+    fusion: bool = False
+    block_route: bool = False
+    feedback: bool = False
+
+    def on(self) -> tuple[str, ...]:
+        return tuple(n for n in NAMES if getattr(self, n.replace("-", "_")))
+
+    def label(self) -> str:
+        return ",".join(self.on()) or "none"
+
+
+DEFAULT = Levers()
+ALL = Levers(**{n.replace("-", "_"): True for n in NAMES})
+
+
+def parse_levers(text: str | None) -> Levers:
+    """``None``/``default``: :data:`DEFAULT`; ``none``, ``all``; or comma-separated names,
+    each ``name`` (on, from none), ``+name`` (on) or ``-name`` (off); with a ``+`` or ``-``
+    item the rest apply to the default (``-spread``: the default without spread)."""
+    if text is None or text.strip() in ("", "default"):
+        return DEFAULT
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if items == ["none"]:
+        return Levers()
+    if items == ["all"]:
+        return ALL
+    relative = any(t[0] in "+-" for t in items)
+    chosen = dict.fromkeys(DEFAULT.on() if relative else (), True)
+    for item in items:
+        name = item.lstrip("+-")
+        if name not in NAMES:
+            raise InvalidArgument(f"unknown lever {name!r}; levers are: {', '.join(NAMES)} "
+                                  "(or none, all, default)")
+        if item.startswith("-"):
+            chosen.pop(name, None)
+        else:
+            chosen[name] = True
+    return dataclasses.replace(Levers(), **{n.replace("-", "_"): True for n in chosen})

@@ -1,0 +1,108 @@
+"""How ``suggest`` ranks notes: BM25F over the notes, and the optional routing levers
+(:mod:`memory.retrieval.levers`): block routing (rank fusion with the best paragraph of each
+note) and pseudo-relevance feedback (RM3-style expansion from the best paragraphs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from memory.errors import NotesError
+from memory.index import Found, ParsedQuery, SearchHit, StoredNote, StoredPart
+from memory.index.words import query_words, words
+from memory.model.text import split_lines
+
+if TYPE_CHECKING:
+    from memory.retrieval.ladder import Ladder
+
+RRF_K = 60  # reciprocal rank fusion's constant (the usual one, not tuned here)
+FUSION_POOL = 100  # notes and paragraphs each ranking considers
+FEEDBACK_DOCS = 10  # paragraphs of the first search the feedback words come from
+FEEDBACK_TERMS = 10  # words added
+FEEDBACK_WEIGHT = 0.3  # the best feedback word's weight (a message word weighs 1)
+
+
+def route_notes(ladder: Ladder, parsed: ParsedQuery, pool: int) -> Found[StoredNote]:
+    """The notes for ``parsed``, best first, with the levers that are on."""
+    levers = ladder.levers
+    if levers.feedback:
+        parsed = with_feedback(ladder, parsed)
+    if levers.block_route:
+        return fused_notes(ladder, parsed, pool)
+    return _own_words(parsed, ladder.index.run_search(
+        lambda searcher: searcher.search_notes(parsed, pool)))
+
+
+def fused_notes(ladder: Ladder, parsed: ParsedQuery, pool: int) -> Found[StoredNote]:
+    """Notes by reciprocal rank fusion of their own BM25F rank and the rank of their best
+    paragraph among the store's paragraphs; a note no paragraph matched keeps its own rank's
+    share. Scores are rescaled so the best note keeps its own BM25F score (so the session
+    prior and the displayed scores stay on the usual scale)."""
+    notes, total = ladder.index.run_search(
+        lambda searcher: searcher.search_notes(parsed, max(pool, FUSION_POOL)))
+    paragraphs, _ = ladder.search(parsed, "paragraph", FUSION_POOL)
+    block_rank: dict[str, int] = {}
+    for rank, hit in enumerate(paragraphs, start=1):
+        block_rank.setdefault(hit.doc.note_id, rank)
+    fused = {h.doc.note_id: 1 / (RRF_K + rank) + (1 / (RRF_K + block_rank[h.doc.note_id])
+                                                   if h.doc.note_id in block_rank else 0.0)
+             for rank, h in enumerate(notes, start=1)}
+    top = max(fused.values(), default=0.0)
+    scale = (notes[0].score / top) if notes and top > 0 else 1.0
+    ranked = sorted(notes, key=lambda h: -fused[h.doc.note_id])
+    hits = [dataclasses.replace(h, score=fused[h.doc.note_id] * scale) for h in ranked[:pool]]
+    return _own_words(parsed, (hits, total))
+
+
+def with_feedback(ladder: Ladder, parsed: ParsedQuery) -> ParsedQuery:
+    """``parsed`` with RM3-style feedback words: each word of the best paragraphs of a
+    first search weighs the sum, over those paragraphs, of its share of the paragraph's
+    words times the paragraph's share of their scores; the ``FEEDBACK_TERMS`` heaviest
+    words not already in the query join it, the heaviest at ``FEEDBACK_WEIGHT``."""
+    hits, _ = ladder.search(parsed, "paragraph", FEEDBACK_DOCS)
+    weights = feedback_words(ladder, hits, parsed)
+    if not weights:
+        return parsed
+    top = max(weights.values())
+    ranked = sorted(weights.items(), key=lambda kv: (-kv[1], kv[0][1]))[:FEEDBACK_TERMS]
+    return dataclasses.replace(parsed, expansion=tuple(
+        (word, round(FEEDBACK_WEIGHT * weight / top, 3)) for word, weight in ranked))
+
+
+def feedback_words(ladder: Ladder, hits: list[SearchHit[StoredPart]],
+                   parsed: ParsedQuery) -> dict[tuple[str, str], float]:
+    known = {w[1] for w in parsed.words} | {w[1] for w in parsed.context}
+    mass = sum(h.score for h in hits) or 1.0
+    weights: dict[tuple[str, str], float] = defaultdict(float)
+    for hit in hits:
+        found = [w for w in _paragraph_words(ladder, hit.doc) if w[1] not in known]
+        if not found:
+            continue
+        share = hit.score / mass / len(found)
+        for word in found:
+            weights[word] += share
+    return dict(weights)
+
+
+def _paragraph_words(ladder: Ladder, part: StoredPart) -> list[tuple[str, str]]:
+    """The paragraph's words (every occurrence, so a word used twice weighs twice)."""
+    try:
+        lines = split_lines(ladder.load(part.note_id).note.text)
+    except NotesError:  # a note gone since it was indexed adds no words
+        return []
+    start, end = part.lines
+    text = "".join(lines[start:end])
+    distinct = dict(query_words(text))
+    return [(w, distinct[w]) for w in words(text) if w in distinct]
+
+
+def _own_words(parsed: ParsedQuery, found: Found[StoredNote]) -> Found[StoredNote]:
+    """Hits whose matched words leave out the feedback words (they are not the user's)."""
+    if not parsed.expansion:
+        return found
+    extra = {w[0][0] for w in parsed.expansion}
+    hits, total = found
+    return [dataclasses.replace(h, matched=tuple(m for m in h.matched if m not in extra))
+            for h in hits], total

@@ -1,0 +1,165 @@
+"""`notes bench visible`: every visible bench rebuilt and run, one report each, one summary.
+
+On a small LoCoMo-shaped file written here (the shared file is not needed) and the example
+store's follow-ups; the summary's figures are checked against the reports it was read from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_bench_locomo_sessions import SAMPLES
+
+from benchmarks.visible.run import BENCHES, VisibleOptions, check_options, locate_locomo
+from benchmarks.visible.summary import (
+    best_of_family,
+    in_ladder_family,
+    keep_ratios,
+    split_against_fragments,
+)
+from memory.errors import InvalidArgument, NotesError
+
+NOTES_BIN = Path(sys.executable).parent / "notes"
+POLICIES = "ladder@1,ladder-oracle,recall@500,fragments@2,fragments@5"
+
+
+def notes(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(NOTES_BIN), *args], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, **(env or {})})
+
+
+@pytest.fixture
+def small_locomo(tmp_path: Path) -> Path:
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(SAMPLES), encoding="utf-8")
+    return path
+
+
+def _report(out: Path, bench: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out / bench / "report.json").read_text())
+    return data
+
+
+def test_every_bench_built_run_and_summarised(small_locomo: Path, tmp_path: Path) -> None:
+    out, work = tmp_path / "out", tmp_path / "work"
+    ran = notes("bench", "visible", "--locomo", str(small_locomo), "--work", str(work),
+                "--out", str(out), "--policies", POLICIES, "--limit", "4")
+    assert ran.returncode == 0, ran.stderr
+    assert "Traceback" not in ran.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert list(summary["benches"]) == list(BENCHES)
+    assert summary["policies"] == POLICIES.split(",") and summary["limit"] == 4
+    # each bench was built as its adapter builds it, and run on its first 4 questions
+    assert len(list((work / "locomo" / "notes").rglob("*.md"))) == 2
+    assert len(list((work / "locomo-sessions-followups" / "notes").rglob("*.md"))) == 4
+    assert len(list((work / "example-followups" / "notes").rglob("*.md"))) == 62
+    first = json.loads((work / "locomo-sessions-followups" / "questions.jsonl")
+                       .read_text().split("\n")[1])
+    assert first["notes"] == ["conv-1/session-02", "conv-1/session-01"]
+    assert first["context"] == ["What did Ana paint?", "A sunrise"]
+    for name in BENCHES:
+        report = _report(out, name)
+        assert list(report["policies"]) == POLICIES.split(","), name
+        assert report["questions"]["read"] == 4, name
+        assert (out / name / "report.md").stat().st_size > 0
+        line = summary["benches"][name]
+        assert line["routing"]["first_rate"] == report["routing"]["first_rate"]
+        assert line["routing"]["top4_rate"] == report["routing"]["top4_rate"]
+        family = {p: f for p, f in report["policies"].items()
+                  if p in ("ladder@1", "recall@500")}
+        best = max(family, key=lambda p: (family[p]["curve_margin"], family[p]["hit_rate"]))
+        assert line["best"]["policy"] == best, name
+        assert line["best"]["curve_margin"] == report["policies"][best]["curve_margin"]
+        assert f"| {name} | {line['questions']} | {best} |" in ran.stdout
+    # the several-note question of the per-session benches is routed apart
+    assert summary["benches"]["locomo-sessions"]["several_gold"]["questions"] == 1
+    assert summary["benches"]["locomo"]["several_gold"] is None
+    # keep ratios: follow-up hit rate over the same policy's direct hit rate
+    for follow, direct in (("locomo-followups", "locomo"),
+                           ("locomo-sessions-followups", "locomo-sessions")):
+        keep = summary["benches"][follow]["keep"]
+        assert keep["direct"] == direct and keep["ran"]
+        vague, plain = _report(out, follow)["policies"], _report(out, direct)["policies"]
+        for policy in POLICIES.split(","):
+            expected = (round(vague[policy]["hit_rate"] / plain[policy]["hit_rate"], 4)
+                        if plain[policy]["hit_rate"] else None)
+            assert keep["policies"][policy] == expected, (follow, policy)
+        assert keep["oracle"] == keep["policies"]["ladder-oracle"]
+    assert summary["benches"]["example-followups"]["keep"] is None
+    assert summary["benches"]["locomo"]["keep"] is None
+    text = (out / "summary.md").read_text()
+    assert "## Follow-ups: hit rate kept from the direct questions" in text
+    assert "| locomo-followups / locomo | locomo-sessions-followups / locomo-sessions |" in text
+
+
+def test_a_subset_without_its_direct_bench(small_locomo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    ran = notes("bench", "visible", "--benches", "locomo-followups", "--policies",
+                "ladder@1,fragments@2", "--limit", "3", "--out", str(out), "--json",
+                env={"NOTES_BENCH_LOCOMO": str(small_locomo)})
+    assert ran.returncode == 0, ran.stderr
+    summary = json.loads(ran.stdout)
+    assert list(summary["benches"]) == ["locomo-followups"]
+    assert summary["benches"]["locomo-followups"]["keep"] == {"direct": "locomo", "ran": False}
+    assert "(run locomo too)" in (out / "summary.md").read_text()
+    assert not (out / "locomo").exists()
+
+
+def test_without_the_shared_file_a_clear_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "locomo10.json"
+    ran = notes("bench", "visible", "--locomo", str(missing), "--out", str(tmp_path / "o"))
+    assert ran.returncode == 1 and "Traceback" not in ran.stderr
+    assert ran.stderr.startswith(f"Error: LoCoMo file {missing} does not exist")
+    assert "--benches example-followups" in ran.stderr
+    assert not (tmp_path / "o").exists()  # nothing was built or run
+    # no file named and none beside the checkout: where it looked, and what to do
+    with pytest.raises(NotesError, match=r"was not found \(looked at .*nowhere.*--locomo"):
+        check_options(VisibleOptions(["locomo"], tmp_path, search=(missing,)))
+    # the example store's bench needs no shared data
+    assert check_options(VisibleOptions(["example-followups"], tmp_path, search=())) is None
+    assert locate_locomo(None, [missing, Path(__file__)]) == Path(__file__)
+
+
+def test_wrong_names_fail_before_any_run(tmp_path: Path) -> None:
+    wrong = notes("bench", "visible", "--benches", "locomo,nope", "--out", str(tmp_path / "o"))
+    assert wrong.returncode == 2 and "nope" in wrong.stderr
+    assert "locomo-sessions,example-followups" in wrong.stderr
+    policy = notes("bench", "visible", "--benches", "example-followups", "--policies",
+                   "ladder@9", "--out", str(tmp_path / "o"))
+    assert policy.returncode == 1 and "unknown policies: ladder@9" in policy.stderr
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(InvalidArgument, match="backend 'lucene'"):
+        check_options(VisibleOptions(["example-followups"], tmp_path, backend="lucene"))
+
+
+def _figures(rate: float, tokens: float, margin: float | None, n: int = 10) -> dict[str, Any]:
+    return {"questions": n, "hit_rate": rate, "wilson95": [0.0, 1.0], "mean_tokens": tokens,
+            "curve_margin": margin}
+
+
+def test_summary_rules_on_hand_made_figures() -> None:
+    assert [p for p in ("ladder@1", "ladder-zoom@1", "recall-flat@1000", "hybrid", "hook",
+                        "ladder-oracle", "full", "fragments@40", "recall@500 [tantivy]")
+            if in_ladder_family(p)] == ["ladder@1", "ladder-zoom@1", "recall-flat@1000",
+                                        "hybrid", "hook", "recall@500 [tantivy]"]
+    policies = {"ladder-oracle": _figures(0.9, 900, 0.4), "full": _figures(1.0, 9e5, 0.5),
+                "ladder@1": _figures(0.6, 1200, 0.05), "recall@500": _figures(0.5, 450, 0.08),
+                "hybrid": _figures(0.7, 1500, 0.08), "fragments@5": _figures(0.4, 160, 0.0)}
+    best = best_of_family(policies)
+    assert best is not None and best["policy"] == "hybrid"  # the tie goes to the higher rate
+    assert best_of_family({"ladder@1": _figures(0.6, 1200, None)}) is None  # no curve
+    assert keep_ratios({"ladder@1": _figures(0.3, 1, None), "recall@500": _figures(0.2, 1, None),
+                        "hook": _figures(0.2, 1, None)},
+                       {"ladder@1": _figures(0.6, 1, None), "recall@500": _figures(0.0, 1, None)}
+                       ) == {"ladder@1": 0.5, "recall@500": None}
+    split = {"recall@2000": _figures(0.3, 2100, None), "recall@1000": _figures(0.2, 990, None),
+             "ladder-oracle": _figures(0.9, 800, None), "fragments@40": _figures(0.25, 1300, None)}
+    found = split_against_fragments(split)
+    assert found is not None and found["best"]["policy"] == "recall@1000"  # ≤ 2,000 tokens
+    assert found["fragments@40"]["hit_rate"] == 0.25 and split_against_fragments(None) is None

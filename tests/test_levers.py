@@ -1,0 +1,178 @@
+"""The routing levers (issue #15 item 4) on small hand-made stores: each test fails with the
+lever off. Their ablations on the benches are in docs/benchmarks.md."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory import Notes, load_config
+from memory.errors import InvalidArgument
+from memory.fronts import render
+from memory.index import parse_query
+from memory.retrieval.levers import ALL, DEFAULT, Levers, parse_levers
+from memory.retrieval.recall import RRF_K, gather
+from memory.retrieval.routing import with_feedback
+
+
+def session(title: str, day: str, lines: list[str]) -> str:
+    body = "\n".join(f"- {line}" for line in lines)
+    return (f"---\ntitle: \"{title}\"\n---\n# {title}\n\n## Current state\n- {title}.\n\n"
+            f"## History\n\n### {day} · Session\n{body}\n")
+
+
+def make_store(root: Path, notes: dict[str, str]) -> Path:
+    for note_id, text in notes.items():
+        path = root / f"{note_id}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def sessions(tmp_path: Path) -> Iterator[Notes]:
+    """Four sessions: the first talks of the kayak trip at length, the second holds one
+    line about it; the third and fourth talk of a glacier, with seals in the third only."""
+    first = [f"Ann: the kayak trip, day {n}, we paddled kayak after kayak along the coast "
+             f"and camped on beach number {n} with the whole group." for n in range(1, 9)]
+    second = ["Ann: I finally booked the kayak trip for the summer with my brother.",
+              "Bob: The weather in Bergen was grey all week, lots of rain and wind."]
+    third = ["Bob: We walked along the Nordfjord glacier and saw seals near Nordfjord.",
+             "Ann: Nordfjord glacier walks are long, take warm gloves."]
+    fourth = ["Ann: Next year the Nordfjord glacier again, maybe in June."]
+    store = make_store(tmp_path / "notes", {
+        "trip/session-01": session("Ann and Bob: session 1", "2024-05-01", first),
+        "trip/session-02": session("Ann and Bob: session 2", "2024-06-01", second),
+        "trip/session-03": session("Ann and Bob: session 3", "2024-07-01", third),
+        "trip/session-04": session("Ann and Bob: session 4", "2024-08-01", fourth)})
+    notes = Notes(load_config(store), notify=lambda _: None)
+    yield notes
+    notes.close()
+
+
+def test_parse_levers() -> None:
+    assert parse_levers(None) == DEFAULT
+    assert parse_levers("none") == Levers()
+    assert parse_levers("all") == ALL
+    assert parse_levers("spread,feedback") == Levers(spread=True, feedback=True)
+    assert parse_levers("+fusion") == Levers(fusion=True)  # the default has none on
+    assert parse_levers("all").on() == ("spread", "fusion", "block-route", "feedback")
+    with pytest.raises(InvalidArgument, match="unknown lever 'rm3'"):
+        parse_levers("rm3")
+
+
+def test_spread_takes_the_second_session_into_the_budget(sessions: Notes) -> None:
+    """Without spread, the budget fills with the first session's blocks (its section and
+    note lift them all); with it, the second half of the budget takes the second session's
+    best block too."""
+    question = "the kayak trip with the group"
+    wanted = "I finally booked the kayak trip"
+    ladder = sessions.ladder
+    ladder.levers = Levers()
+    without = render.recalled(ladder.recall(question, 300))
+    ladder.levers = Levers(spread=True)
+    with_spread = render.recalled(ladder.recall(question, 300))
+    assert "day 1," in without and "day 1," in with_spread
+    assert wanted not in without
+    assert wanted in with_spread
+
+
+def test_fusion_ranks_blocks_by_reciprocal_ranks(sessions: Notes) -> None:
+    ladder = sessions.ladder
+    ladder.levers = Levers(fusion=True)
+    fused = gather(ladder, "kayak trip coast beach")
+    top = fused.units[0]
+    # the best block, of the best section, of the best note: rank 1 on each of three signals
+    assert top.note == "trip/session-01"
+    # three or more signals (block, section, note), each at most 1 / (RRF_K + 1)
+    assert 2 / (RRF_K + 1) < top.score <= 5 / (RRF_K + 1)
+    assert all(u.score <= 5 / (RRF_K + 1) for u in fused.units)
+    ladder.levers = Levers()
+    assert gather(ladder, "kayak trip coast beach").units[0].score > 1.0  # the weighted sum
+
+
+def test_feedback_adds_the_best_paragraphs_words_at_low_weight(sessions: Notes) -> None:
+    """The first search for "seals" finds the third session's line; feedback adds its other
+    words (nordfjord, glacier…), below the message's weight, so the fourth session, which
+    shares only them, is routed second."""
+    ladder = sessions.ladder
+    parsed = with_feedback(ladder, parse_query("seals"))
+    added = {word for (word, _exact), _weight in parsed.expansion}
+    assert {"nordfjord", "glacier"} <= added
+    assert "seals" not in added
+    assert all(0 < weight <= 0.3 for _word, weight in parsed.expansion)
+    ladder.levers = Levers()
+    plain = [h.note for h in ladder.suggest("seals", 5).hits]
+    ladder.levers = Levers(feedback=True)
+    expanded = ladder.suggest("seals", 5)
+    assert plain == ["trip/session-03"]
+    assert [h.note for h in expanded.hits][:2] == ["trip/session-03", "trip/session-04"]
+    assert expanded.hits[0].matched == ("seals",)  # feedback words are not shown as matched
+
+
+def test_block_route_lifts_the_note_holding_the_best_paragraph(tmp_path: Path) -> None:
+    """A long note titled with the words comes first as a note; the
+    short note's one line holds every word and is the best paragraph: fused with the
+    paragraph ranking, the short note gains on the long one."""
+    long_lines = [f"Cy: the budget meeting {n} was about numbers and more numbers, again "
+                  f"and again, for the whole of quarter {n}." for n in range(1, 30)]
+    store = make_store(tmp_path / "notes", {
+        "work/long": session("Budget meetings", "2024-01-01", long_lines),
+        "work/short": session("Session 2", "2024-02-01",
+                              ["Di: the budget meeting moved the offsite to Lisbon."]),
+        "work/other": session("Budget review", "2024-03-01",
+                              ["Cy: budget review done, nothing about the meeting."])})
+    notes = Notes(load_config(store), notify=lambda _: None)
+    try:
+        query = "budget meeting"
+        notes.ladder.levers = Levers()
+        plain = {h.note: h.score for h in notes.ladder.suggest(query, 3).hits}
+        notes.ladder.levers = Levers(block_route=True)
+        fused = {h.note: h.score for h in notes.ladder.suggest(query, 3).hits}
+    finally:
+        notes.close()
+    assert max(plain, key=plain.__getitem__) == "work/long"
+    assert fused["work/short"] / fused["work/long"] > plain["work/short"] / plain["work/long"]
+
+
+def test_bench_run_takes_levers(tmp_path: Path) -> None:
+    """`notes bench run --levers`: the report names the levers on; an unknown one is an
+    error that lists the levers."""
+    import json
+    import subprocess
+    import sys
+
+    from test_bench_policies import write_tiny_bench
+
+    bench = write_tiny_bench(tmp_path / "tiny")
+    notes_bin = Path(sys.executable).parent / "notes"
+    ran = subprocess.run([str(notes_bin), "bench", "run", str(bench), "--policies",
+                          "recall@500,fragments@5", "--levers", "spread,feedback"],
+                         capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    data = json.loads((bench / "report" / "report.json").read_text())
+    assert data["levers"] == ["spread", "feedback"]
+    wrong = subprocess.run([str(notes_bin), "bench", "run", str(bench), "--levers", "rm3"],
+                           capture_output=True, text=True, timeout=300)
+    assert wrong.returncode == 1
+    assert "unknown lever 'rm3'; levers are: spread, fusion, block-route, feedback" \
+        in wrong.stderr
+
+
+def test_bench_visible_takes_levers(tmp_path: Path) -> None:
+    """`notes bench visible --levers`: every bench's report names the levers it ran with."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    notes_bin = Path(sys.executable).parent / "notes"
+    ran = subprocess.run([str(notes_bin), "bench", "visible", "--benches", "example-followups",
+                          "--policies", "recall@500,fragments@2", "--limit", "3",
+                          "--levers", "fusion", "--out", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    data = json.loads((out / "example-followups" / "report.json").read_text())
+    assert data["levers"] == ["fusion"]

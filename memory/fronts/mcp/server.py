@@ -138,14 +138,16 @@ def _add_read_tools(mcp: FastMCP, notes: Notes) -> None:
         return render.suggestions(notes.suggest(query, limit, context or None))
 
     @_tool(mcp, READ)
-    def section_map(note: str, query: str = "") -> str:
+    def section_map(note: str, query: str = "", context: str = "") -> str:
         """A note's sections with id, date and tokens; query scores them and zooms into long ones.
 
         Args:
             note: Note id.
             query: Optional words.
+            context: Recent messages.
         """
-        return render.section_map(notes.section_map(note, query or None))
+        return render.section_map(notes.section_map(note, query or None,
+                                                    context=context or None))
 
     @_tool(mcp, READ)
     def read_section(note: str, section: str) -> str:

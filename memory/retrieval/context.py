@@ -21,9 +21,9 @@ Two rules keep the context from going against the message:
 - **a note the message names stays ahead** (:func:`keep_named_first`, used by ``suggest``
   and so by the hook and by ``recall``'s routing): a note among the message's own best
   whose name the message says (its whole title or file name, or two of their words:
-  :func:`names`) is never passed by a note that scores lower on the message alone. "rotate the database secrets"
-  after a talk about Redis stays with howto/rotate-secrets; "¿y las alertas?" after the
-  same talk names no note, and the conversation decides;
+  :func:`names`) is never passed by a note that scores lower on the message alone.
+  "rotate the database secrets" after a talk about Redis stays with howto/rotate-secrets;
+  "¿y las alertas?" after the same talk names no note, and the conversation decides;
 - **inside one note** (``section_map``) the topic is settled, and the message's match on a
   section is direct evidence: the context adds at most ``share × M`` to a section, where
   ``M`` is the message's best section score (the context's best when the message matches

@@ -101,28 +101,40 @@ def blended_search(search: Callable[[ParsedQuery, int | None], Found[Doc]],
         hits, total = search(message, limit)
         return Blended(hits, total, {_key(h.doc): h.score for h in hits})
     pool = None if limit is None else max(limit, CONTEXT_POOL)
-    message_hits, message_total = search(message, pool) if message.words else ([], 0)
+    message_hits: list[SearchHit[Doc]] = []
+    message_total = 0
+    if message.words:
+        message_hits, message_total = search(message, pool)
     context_hits, context_total = search(context, pool)
     scores = {_key(h.doc): h.score for h in message_hits}
     merged: dict[str, SearchHit[Doc]] = {}
-    for hit in [*message_hits, *context_hits]:  # message order first, for ties
-        key = _key(hit.doc)
-        known = merged.get(key)
-        merged[key] = hit if known is None else dataclasses.replace(
-            known, matched=known.matched + tuple(w for w in hit.matched
-                                                 if w not in known.matched))
+    _merge(merged, message_hits)  # message order first, for ties
+    _merge(merged, context_hits)
     if about is not None:  # bounded: the message's best score sets the scale
         top = max((h.score for h in context_hits), default=0.0) or 1.0
         scale = max(scores.values(), default=0.0) or top
         weight = about * context_share(len(message.words)) * scale / top
     blended = dict(scores)
-    for hit in context_hits:
-        blended[_key(hit.doc)] = blended.get(_key(hit.doc), 0.0) + weight * hit.score
+    for lifted in context_hits:
+        key = _key(lifted.doc)
+        blended[key] = blended.get(key, 0.0) + weight * lifted.score
     order = {key: n for n, key in enumerate(merged)}
     ranked = sorted(merged, key=lambda key: (-blended[key], order[key]))
     shown = ranked if limit is None else ranked[:limit]
     return Blended([dataclasses.replace(merged[k], score=round(blended[k], 4)) for k in shown],
                    max(message_total, context_total, len(merged)), scores)
+
+
+def _merge(merged: dict[str, SearchHit[Doc]], hits: list[SearchHit[Doc]]) -> None:
+    """Add hits to ``merged`` by document, a known one gaining the new matched words."""
+    for hit in hits:
+        key = _key(hit.doc)
+        known = merged.get(key)
+        if known is None:
+            merged[key] = hit
+        else:
+            more = tuple(w for w in hit.matched if w not in known.matched)
+            merged[key] = dataclasses.replace(known, matched=known.matched + more)
 
 
 def keep_named_first(found: Blended[StoredNote], named: Callable[[str], bool],

@@ -5,16 +5,21 @@ vague one leans on the conversation (issue #15 item 3)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
+import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from fastmcp import Client
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import NOTES_BIN, RunCli
+from conftest import EXAMPLE, NOTES_BIN, RunCli
+from memory import load_config
 from memory.api import Notes
 from memory.fronts.mcp.server import create_server
 from memory.index import Found, ParsedQuery, SearchHit, StoredNote
@@ -39,6 +44,17 @@ PG_ENTRY = "2026-03-30-postgres-password-with-alternating-users"
 VAGUE = "¿y cómo lo hicimos?"
 PG_CONTEXT = ("Jonas cambió la contraseña con gcloud sql users set-password y forzó el "
               "rollout de pgbouncer; las conexiones viejas se drenan en unos minutos")
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Notes]:
+    """One indexed copy of notes_example/ for the library tests (they only read)."""
+    root = tmp_path_factory.mktemp("context")
+    shutil.copytree(EXAMPLE, root / "notes", ignore=shutil.ignore_patterns(".*"))
+    config = dataclasses.replace(load_config(root / "notes", root / "state"), usage_log=False)
+    found = Notes(config, notify=lambda _: None)  # no usage log: no session prior between tests
+    yield found
+    found.close()
 
 
 def write_transcript(path: Path, messages: list[tuple[str, str]]) -> Path:
@@ -77,38 +93,38 @@ def test_the_hook_keeps_a_message_that_names_its_topic(store_dir: Path,
     assert hook_notes(store_dir, "¿y las alertas?", transcript)[0] in REDIS_NOTES
 
 
-def test_suggest_keeps_a_message_that_names_its_topic(notes: Notes) -> None:
-    alone = [h.note for h in notes.suggest(NAMED, 5).hits]
-    with_talk = [h.note for h in notes.suggest(NAMED, 5, REDIS_CONTEXT).hits]
+def test_suggest_keeps_a_message_that_names_its_topic(lib: Notes) -> None:
+    alone = [h.note for h in lib.suggest(NAMED, 5).hits]
+    with_talk = [h.note for h in lib.suggest(NAMED, 5, REDIS_CONTEXT).hits]
     assert with_talk[0] == alone[0] == SECRETS
     # the talk's notes may follow, below the note the message names
     assert all(with_talk.index(n) > 0 for n in REDIS_NOTES if n in with_talk)
 
 
-def test_suggest_still_follows_the_conversation_for_a_vague_message(notes: Notes) -> None:
-    assert notes.suggest("¿y las alertas?", 3, REDIS_CONTEXT).hits[0].note in REDIS_NOTES
+def test_suggest_still_follows_the_conversation_for_a_vague_message(lib: Notes) -> None:
+    assert lib.suggest("¿y las alertas?", 3, REDIS_CONTEXT).hits[0].note in REDIS_NOTES
 
 
-def test_the_map_keeps_a_message_that_names_its_topic(notes: Notes) -> None:
-    alone = notes.section_map(SECRETS, NAMED)
-    with_talk = notes.section_map(SECRETS, NAMED, context=REDIS_CONTEXT)
+def test_the_map_keeps_a_message_that_names_its_topic(lib: Notes) -> None:
+    alone = lib.section_map(SECRETS, NAMED)
+    with_talk = lib.section_map(SECRETS, NAMED, context=REDIS_CONTEXT)
     assert with_talk.best[:1] == alone.best[:1]
 
 
-def test_the_map_uses_the_conversation_for_a_vague_message(notes: Notes) -> None:
+def test_the_map_uses_the_conversation_for_a_vague_message(lib: Notes) -> None:
     """Given the right note, a vague message alone picks no useful section; with the
     conversation, the map picks the entry it was about."""
-    alone = notes.section_map(SECRETS, VAGUE)
+    alone = lib.section_map(SECRETS, VAGUE)
     assert alone.best[:1] != (PG_ENTRY,)
-    with_talk = notes.section_map(SECRETS, VAGUE, context=PG_CONTEXT)
+    with_talk = lib.section_map(SECRETS, VAGUE, context=PG_CONTEXT)
     assert with_talk.best[0] == PG_ENTRY
 
 
-def test_recall_uses_the_conversation_only_when_the_message_is_vague(notes: Notes) -> None:
-    alone = [g.note for g in notes.recall(NAMED, 1000).groups]
-    named = [g.note for g in notes.recall(NAMED, 1000, REDIS_CONTEXT).groups]
+def test_recall_uses_the_conversation_only_when_the_message_is_vague(lib: Notes) -> None:
+    alone = [g.note for g in lib.recall(NAMED, 1000).groups]
+    named = [g.note for g in lib.recall(NAMED, 1000, REDIS_CONTEXT).groups]
     assert named[0] == SECRETS and named[:4] == alone[:4]
-    vague = notes.recall(VAGUE, 600, PG_CONTEXT)
+    vague = lib.recall(VAGUE, 600, PG_CONTEXT)
     assert any(g.note == SECRETS and g.ref.startswith(PG_ENTRY) for g in vague.groups)
 
 
@@ -124,8 +140,8 @@ def test_cli_map_and_recall_take_the_context(run_cli: RunCli) -> None:
     assert by_context.stdout.splitlines()[-1].startswith(f"best match: {PG_ENTRY} (")
 
 
-def test_mcp_section_map_takes_the_context(notes: Notes) -> None:
-    server = create_server(notes.config)
+def test_mcp_section_map_takes_the_context(lib: Notes) -> None:
+    server = create_server(lib.config)
 
     async def call() -> str:
         async with Client(server) as client:

@@ -51,6 +51,8 @@ from memory.index.words import exact_terms
 
 CONTEXT_WORDS = 16  # a longer context counts as this many words in all (about 2 messages)
 CONTEXT_POOL = 30  # a ranked search asks each part for at least this many hits
+POOL_FACTOR = 4  # … and for this many times the hits it returns: a document missing from
+# one part's hits counts 0 there, so the pools must reach past what is shown
 CONTEXT_SHARE = 0.5  # inside a note: the context's share of the best section score, 5+ words
 VAGUE_CONTEXT_SHARE = 1.0  # … and beside a one-word message (in between: linear)
 NAMING_WORDS = 2  # words of a note's title or file name that name it (or all of them)
@@ -100,7 +102,7 @@ def blended_search(search: Callable[[ParsedQuery, int | None], Found[Doc]],
     if context is None or weight <= 0:
         hits, total = search(message, limit)
         return Blended(hits, total, {_key(h.doc): h.score for h in hits})
-    pool = None if limit is None else max(limit, CONTEXT_POOL)
+    pool = None if limit is None else max(POOL_FACTOR * limit, CONTEXT_POOL)
     message_hits: list[SearchHit[Doc]] = []
     message_total = 0
     if message.words:

@@ -128,8 +128,9 @@ class Notes:
         return {note: 1 / rank for rank, note in enumerate(recent, start=1)}
 
     def section_map(self, note: str, query: str | None = None,
-                    session: str | None = None, today: dt.date | None = None) -> SectionMap:
-        result = self.ladder.section_map(note, query, today)
+                    session: str | None = None, today: dt.date | None = None,
+                    context: str | None = None) -> SectionMap:
+        result = self.ladder.section_map(note, query, today, context)
         self._log(session, "section_map", query=query or "", note=result.note,
                   tokens=answers.section_map(result))
         return result

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from memory.bench import followups
 from memory.bench.followups import speakers_of, strip_names
 from memory.bench.locomo import locomo_to_bench
 from memory.bench.questions import read_questions
@@ -141,6 +142,57 @@ def test_on_the_real_file(tmp_path: Path) -> None:
     assert forms["conv-26"].forms == ("Caroline", "Melanie", "Caro", "Mel")
     for question in read_questions(tmp_path / "questions.jsonl"):
         assert question.note is not None
+        if question.category == followups.SWITCH_CATEGORY:
+            continue  # in their own wording, after another talk (the test below)
         assert not names[question.note].search(question.question), question.question
         # the context names a speaker, maybe by a short form ("Mel and her husband")
         assert forms[question.note].named_in(" ".join(question.context)), question.id
+
+
+def test_topic_switches_ask_a_question_after_another_conversation(
+        small_locomo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every SWITCH_EVERY-th question is asked once more in its own wording after the next
+    conversation's context: an extra question of category topic-switch."""
+    monkeypatch.setattr(followups, "SWITCH_EVERY", 2)
+    plain, vague = tmp_path / "plain", tmp_path / "vague"
+    locomo_to_bench(small_locomo, plain)
+    counts = locomo_to_bench(small_locomo, vague, follow_ups=True)
+    assert counts.follow_ups is not None and counts.follow_ups.switches == 2
+    direct = {q.id: q for q in read_questions(plain / "questions.jsonl")}
+    after = list(read_questions(vague / "questions.jsonl"))
+    switches = [q for q in after if q.category == followups.SWITCH_CATEGORY]
+    assert [q.id for q in after if q not in switches] == list(direct)
+    ids = [q.id for q in direct.values()]
+    assert [q.id for q in switches] == [f"{ids[1]}:switch", f"{ids[3]}:switch"]
+    for switch in switches:
+        original = direct[switch.id.removesuffix(":switch")]
+        assert (switch.question, switch.answer_lines, switch.note, switch.date) == \
+            (original.question, original.answer_lines, original.note, original.date)
+        assert switch.context[:2] == ("Let's go over my chats with Carla and Dario.",
+                                      "When did Dario run?")
+        assert switch.context[2:] == ("May",)
+
+
+def test_topic_switches_on_the_real_file(tmp_path: Path) -> None:
+    if not LOCOMO.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{LOCOMO} is missing and CI is set")
+        pytest.skip(f"{LOCOMO} is not here")
+    counts = locomo_to_bench(LOCOMO, tmp_path, follow_ups=True)
+    assert counts.follow_ups is not None and counts.follow_ups.switches >= 190
+    questions = list(read_questions(tmp_path / "questions.jsonl"))
+    switches = [q for q in questions if q.category == followups.SWITCH_CATEGORY]
+    assert len(switches) == counts.follow_ups.switches
+    by_id = {q.id: q for q in questions}
+    openers = {}  # each conversation's opener, from its first question's context
+    for question in questions:
+        conversation = question.id.split(":")[0]
+        if question.category != followups.SWITCH_CATEGORY:
+            openers.setdefault(conversation, question.context[0])
+    for switch in switches:
+        follow_up = by_id[switch.id.removesuffix(":switch")]
+        assert switch.answer_lines == follow_up.answer_lines
+        assert switch.context[0].startswith("Let's go over my chats with ")
+        assert switch.context[0] != openers[switch.id.split(":")[0]]  # another talk
+    kept = sum(s.question != by_id[s.id.removesuffix(":switch")].question for s in switches)
+    assert kept > 0.9 * len(switches)  # in their own wording: the names are still there

@@ -19,7 +19,8 @@ READ_ONLY = (True, None, None)  # the other hints only apply to tools that write
 EXPECTED = {
     "suggest": ({"query": "string", "limit": "integer", "context": "string"}, ["query"],
                 READ_ONLY),
-    "section_map": ({"note": "string", "query": "string"}, ["note"], READ_ONLY),
+    "section_map": ({"note": "string", "query": "string", "context": "string"}, ["note"],
+                    READ_ONLY),
     "read_section": ({"note": "string", "section": "string"}, ["note", "section"],
                      READ_ONLY),
     "recall": ({"query": "string", "budget": "integer", "context": "string"}, ["query"],

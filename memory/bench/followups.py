@@ -7,6 +7,13 @@ question's ``context`` is what a user's earlier turn looked like: the previous q
 the same conversation, in its original wording, and its gold answer (when the dataset has one).
 The first question of a conversation, and one whose previous question names nobody, gets an
 opener naming the speakers first, so every context names the topic.
+
+**Topic switches** (:func:`topic_switches`): every ``SWITCH_EVERY``-th question of a
+conversation is also asked once more, in its own wording (names kept), after a context
+about another conversation (the next one's opener, one of its questions and its answer):
+the user changes topic. They are extra questions (id ``<id>:switch``, category
+``topic-switch``), so the follow-ups themselves stay as they were; a policy that trusts
+the context too much routes them to the wrong conversation.
 """
 
 from __future__ import annotations
@@ -159,15 +166,53 @@ def _third_person_stem(word: str) -> str | None:
     return word[:-1]
 
 
+SWITCH_EVERY = 10  # one question in this many is also asked after another topic's context
+SWITCH_CATEGORY = "topic-switch"
+
+
 @dataclass
 class FollowUpCounts:
     questions: int = 0
     names_removed: int = 0
     openers: int = 0
+    switches: int = 0
 
     def summary(self) -> str:
         return (f"follow-ups: {self.names_removed} of {self.questions} questions had a "
-                f"speaker's name removed; {self.openers} contexts start with the opener")
+                f"speaker's name removed; {self.openers} contexts start with the opener; "
+                f"{self.switches} topic switches added")
+
+
+@dataclass(frozen=True)
+class Talk:
+    """One conversation's questions as written, their LoCoMo records, and its speakers."""
+
+    questions: list[Question]
+    qas: dict[str, dict[str, Any]]
+    speakers: Speakers
+
+
+def topic_switches(talks: list[Talk], counts: FollowUpCounts) -> Iterator[tuple[int, Question]]:
+    """(conversation index, question) for each topic switch: a conversation's question
+    number ``SWITCH_EVERY`` × n + ``SWITCH_EVERY`` // 2, in its own wording, after the
+    next conversation's opener, its question of the same number (or its last) and that
+    question's answer."""
+    if len(talks) < 2:
+        return
+    for index, talk in enumerate(talks):
+        other = talks[(index + 1) % len(talks)]
+        if not other.questions:
+            continue
+        for number in range(SWITCH_EVERY // 2, len(talk.questions), SWITCH_EVERY):
+            question = talk.questions[number]
+            before = other.questions[min(number, len(other.questions) - 1)]
+            context = [other.speakers.opener(), before.question]
+            answer = other.qas.get(before.id, {}).get("answer")
+            if answer is not None and one_line(str(answer)):
+                context.append(one_line(str(answer)))
+            counts.switches += 1
+            yield index, replace(question, id=f"{question.id}:switch",
+                                 context=tuple(context), category=SWITCH_CATEGORY)
 
 
 def follow_ups(questions: Iterable[Question], qas: dict[str, dict[str, Any]],

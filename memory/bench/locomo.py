@@ -13,13 +13,18 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory.bench.followups import FollowUpCounts, follow_ups, speakers_of
+from memory.bench.followups import (
+    FollowUpCounts,
+    Talk,
+    speakers_of,
+    topic_switches,
+)
+from memory.bench.followups import follow_ups as as_follow_ups
 from memory.bench.questions import (
     BenchError,
     Question,
@@ -87,26 +92,34 @@ def locomo_to_bench(source: Path, out: Path, force: bool = False, follow_ups: bo
     notes_dir = prepare_out(out, force)
     counts = LocomoCounts(follow_ups=FollowUpCounts() if follow_ups else None,
                           per_session=per_session)
+    talks: list[Talk] = []
+    for number, sample in enumerate(samples, start=1):
+        conversation = conversation_note(sample, number, per_session)
+        for note_id, text in conversation.notes:
+            path = notes_dir / f"{note_id}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        counts.conversations += 1
+        counts.notes += len(conversation.notes)
+        counts.sessions += conversation.sessions
+        counts.turns += len(conversation.lines)
+        talks.append(_talk(sample, questions_of(sample, conversation, counts)))
     with QuestionWriter(out / "questions.jsonl") as writer:
-        for number, sample in enumerate(samples, start=1):
-            conversation = conversation_note(sample, number, per_session)
-            for note_id, text in conversation.notes:
-                path = notes_dir / f"{note_id}.md"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8")
-            counts.conversations += 1
-            counts.notes += len(conversation.notes)
-            counts.sessions += conversation.sessions
-            counts.turns += len(conversation.lines)
-            questions = questions_of(sample, conversation, counts)
-            if counts.follow_ups is not None:
-                questions = list(_as_follow_ups(sample, questions, counts.follow_ups))
-            writer.write_all(questions)
+        switches: dict[int, list[Question]] = {}
+        if counts.follow_ups is not None:
+            for index, switch in topic_switches(talks, counts.follow_ups):
+                switches.setdefault(index, []).append(switch)
+        for index, talk in enumerate(talks):
+            if counts.follow_ups is None:
+                writer.write_all(talk.questions)
+                continue
+            writer.write_all(list(as_follow_ups(talk.questions, talk.qas, talk.speakers,
+                                                counts.follow_ups)))
+            writer.write_all(switches.get(index, []))
     return counts
 
 
-def _as_follow_ups(sample: dict[str, Any], questions: list[Question],
-                   counts: FollowUpCounts) -> Iterator[Question]:
+def _talk(sample: dict[str, Any], questions: list[Question]) -> Talk:
     talk = sample["conversation"]
     turns = [str(t.get("text", "")) for key, value in talk.items()
              if _SESSION_KEY.match(key) and isinstance(value, list)
@@ -116,7 +129,7 @@ def _as_follow_ups(sample: dict[str, Any], questions: list[Question],
     qas = {question.id: qa for question, qa in
            zip(questions, (qa for qa in sample.get("qa") or [] if isinstance(qa, dict)),
                strict=True)}
-    return follow_ups(questions, qas, speakers, counts)
+    return Talk(questions, qas, speakers)
 
 
 def _load(source: Path) -> list[dict[str, Any]]:

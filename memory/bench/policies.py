@@ -9,8 +9,8 @@ calls, or the paragraphs' text) and its token count:
 - ``ladder-oracle``: the same on the gold note (on each gold note, in order, when the answer
   spans several), without ``suggest``.
 - ``fragments@k`` (k = 2, 5, 10, 20, 40, 80): the k best paragraphs of the whole store, no
-  notes (with the question's context weighted as for ``suggest``, so the comparison is fair
-  on follow-up benches). Together they trace the fragments curve (see curve.py).
+  notes (with the question's context blended in as for ``suggest``, so the comparison is
+  fair on follow-up benches). Together they trace the fragments curve (see curve.py).
 - ``hybrid``: the 5 best paragraphs are shown and route the note (the most score among them);
   the ladder then reads that note (map + state + best section).
 - ``ladder-zoom@1``: like ``ladder@1``, but the best section is read through its best
@@ -21,8 +21,10 @@ calls, or the paragraphs' text) and its token count:
   the state still first), to measure what the section's and note's scores add.
 - ``full``: every note whole (the same for every question, so counted once).
 
-Every policy that routes passes the question's ``context`` to ``suggest`` (low weight), and
-the maps are made at the question's ``date``, so time expressions resolve as when asked.
+Every policy passes the question's ``context`` to each rung it calls (``suggest``, the maps,
+``recall``, the paragraph search), where it helps a vague question and never outranks what
+the question names (:mod:`memory.retrieval.context`); the maps are made at the question's
+``date``, so time expressions resolve as when asked.
 """
 
 from __future__ import annotations
@@ -181,7 +183,8 @@ class QuestionPass:
     def mapped(self, note: str) -> tuple[SectionMap, str]:
         """The note's map for the question (made once, shared by the ladder policies)."""
         if note not in self._maps:
-            self._maps[note] = self.reader.section_map(note, self.query, self.today)
+            self._maps[note] = self.reader.section_map(note, self.query, self.today,
+                                                       self.context)
         return self._maps[note]
 
     def _zoom_climb(self, note: str) -> list[str]:

@@ -147,9 +147,9 @@ class BenchReader:
         result = self.ladder.suggest(query, limit, context)
         return result, render.suggestions(result)
 
-    def section_map(self, note: str, query: str,
-                    today: dt.date | None = None) -> tuple[SectionMap, str]:
-        result = self.ladder.section_map(note, query, today)
+    def section_map(self, note: str, query: str, today: dt.date | None = None,
+                    context: str | None = None) -> tuple[SectionMap, str]:
+        result = self.ladder.section_map(note, query, today, context)
         return result, render.section_map(result)
 
     def recall(self, query: str, budgets: tuple[int, ...], context: str | None = None,
@@ -177,9 +177,8 @@ class BenchReader:
 
     def paragraphs(self, query: str, k: int, context: str | None = None) -> list[Paragraph]:
         """The ``k`` best paragraphs of the whole store, with their text from the note file;
-        ``context`` weighs as it does for ``suggest``, so fragments see what the ladder sees."""
-        parsed = parse_query(query, context)
-        hits, _ = self.index.run_search(lambda s: s.search_parts(parsed, "paragraph", k))
+        ``context`` is blended in as for ``suggest``, so fragments see what the ladder sees."""
+        hits, _ = self.ladder.search(parse_query(query, context), "paragraph", k)
         return [self._paragraph(h.doc, h.score) for h in hits]
 
     def _paragraph(self, stored: StoredPart, score: float) -> Paragraph:

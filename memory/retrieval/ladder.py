@@ -14,7 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memory.errors import AmbiguousSection, IndexUnavailable, InvalidArgument, SectionNotFound
+from memory.errors import (
+    AmbiguousSection,
+    IndexUnavailable,
+    InvalidArgument,
+    NotesError,
+    SectionNotFound,
+)
 from memory.index import (
     Found,
     ParsedQuery,
@@ -28,6 +34,7 @@ from memory.index import (
 )
 from memory.model.note import Section
 from memory.model.text import excerpt, split_lines
+from memory.retrieval.context import aboutness, blended_search, keep_named_first, names
 from memory.retrieval.levers import DEFAULT, Levers
 from memory.retrieval.routing import route_notes
 from memory.state.store import LoadedNote, Store
@@ -140,13 +147,20 @@ class Ladder:
     def suggest(self, query: str, limit: int = 5, context: str | None = None,
                 prior: dict[str, float] | None = None) -> Suggestions:
         """Rung 1: notes ranked by BM25F over title, tags, state and body; ``context`` (recent
-        conversation) counts with a low weight, and ``prior`` (notes this session has been
+        conversation) helps a vague message and never outranks what the message names
+        (:mod:`memory.retrieval.context`), and ``prior`` (notes this session has been
         reading, 1.0 for the latest) lifts those notes by a share of the best score."""
         check_limit(limit)
         parsed = parse_query(query, context)
         self.freshen()
         pool = limit + len(prior or {})
-        hits, total = route_notes(self, parsed, pool)
+        # each part (the message, its context) routed as route_notes does: a plain search
+        # with the levers off, the levers' routing when one is on
+        found = blended_search(lambda part, size: route_notes(self, part, size or pool),
+                               parsed, pool)
+        words = [w[1] for w in parsed.words]
+        hits, total = keep_named_first(found, lambda note: self._names(note, words),
+                                       limit), found.total
         ranked = with_prior(hits, prior or {}, len(parsed.words), self._note_fields)
         total += len(ranked) - len(hits)  # notes the prior added count among the candidates
         return Suggestions(query, tuple(_suggest_hit(h.doc, h.score, h.matched)
@@ -164,17 +178,30 @@ class Ladder:
 
     # -- what the rungs read (recall and the bench read through these too) -----------------
     def search(self, parsed: ParsedQuery, kind: PartKind, limit: int | None,
-               note_id: str | None = None) -> Found[StoredPart]:
-        """Hits of sections or paragraphs (of the store, or of one note), best first."""
+               note_id: str | None = None, about: float | None = None) -> Found[StoredPart]:
+        """Hits of sections or paragraphs (of the store, or of one note), best first; the
+        query's context blended in as for ``suggest``, or, given ``about``, as inside one
+        note (:mod:`memory.retrieval.context`)."""
         self.freshen()
-        return self.index.run_search(
-            lambda searcher: searcher.search_parts(parsed, kind, limit, note_id=note_id))
+        found = blended_search(lambda part, size: self.index.run_search(
+            lambda searcher: searcher.search_parts(part, kind, size, note_id=note_id)),
+            parsed, limit, about)
+        return found.hits, found.total
 
     def load(self, note_id: str) -> LoadedNote:
         return self.store.load(note_id)
 
     def count(self, text: str, remember: bool = True) -> int:
         return self.counter.count(text, remember=remember)
+
+    def _names(self, note_id: str, words: list[str]) -> bool:
+        """Whether the message's exact terms name the note (its title or file name); a
+        note that cannot be read now is named by nothing."""
+        try:
+            note = self.store.load(note_id).note
+        except NotesError:
+            return False
+        return names(words, note.title, note_id)
 
     def _note_fields(self, note_id: str) -> StoredNote | None:
         """What ``suggest`` shows of a note that matched no word: what the index holds of
@@ -183,12 +210,15 @@ class Ladder:
         return self.index.run_search(lambda searcher: searcher.stored_note(note_id))
 
     def section_map(self, note_id: str, query: str | None = None,
-                    today: dt.date | None = None) -> SectionMap:
+                    today: dt.date | None = None, context: str | None = None) -> SectionMap:
         """Rung 2: every section with its id, kind, date and tokens. With a query: match
         scores (text, hierarchy and the question's dates), the best entries only, and the
-        matching block ranges of long sections."""
+        matching block ranges of long sections; ``context`` (recent conversation) helps a
+        vague query as in ``suggest``, and alone it scores the sections by itself."""
         loaded = self.store.load(note_id)
         sections = loaded.note.sections
+        if query is None and context:
+            query = ""
         if query is None:
             rows = tuple(self._row(pos, s) for pos, s in enumerate(sections, start=1))
             return SectionMap(loaded.note_id, loaded.note.title,
@@ -200,7 +230,8 @@ class Ladder:
             when_boosted,
         )
 
-        evidence = when_boosted(self._evidence(loaded.note_id, query), sections, query)
+        evidence = when_boosted(self._evidence(loaded.note_id, query, context), sections,
+                                query)
         scored = score_sections(sections, evidence, query, today or dt.date.today())
         pickable = {s.id for s in sections if s.kind not in NOT_PICKED
                     or s is loaded.note.lead}  # plain Markdown: its top part can be picked
@@ -241,15 +272,15 @@ class Ladder:
         return SectionText(loaded.note_id, "", "note", loaded.note.title, None,
                            self.counter.count(text), text)
 
-    def _evidence(self, note_id: str, query: str) -> Evidence:
+    def _evidence(self, note_id: str, query: str, context: str | None = None) -> Evidence:
         from memory.retrieval.section_scores import Evidence
 
-        parsed = parse_query(query)
+        parsed = parse_query(query, context)
         self.freshen()
-        sections, _ = self.index.run_search(
-            lambda searcher: searcher.search_parts(parsed, "section", None, note_id=note_id))
-        paragraphs, _ = self.index.run_search(
-            lambda searcher: searcher.search_parts(parsed, "paragraph", None, note_id=note_id))
+        about = aboutness(note_id, parsed, lambda part, size: self.index.run_search(
+            lambda searcher: searcher.search_notes(part, size)))
+        sections, _ = self.search(parsed, "section", None, note_id, about)
+        paragraphs, _ = self.search(parsed, "paragraph", None, note_id, about)
         return Evidence({h.doc.section: h.score for h in sections},
                         {(h.doc.section, h.doc.lines[0]): h.score for h in paragraphs})
 

@@ -83,7 +83,8 @@ def _emit(as_json: bool, value: Any, text: Callable[[Any], str]) -> None:
 
 
 context_option = click.option("--context", "-c", metavar="TEXT",
-                              help="Recent conversation, counted with a low weight.")
+                              help="Recent conversation: it helps a vague query, never "
+                              "outranks what the query names.")
 date_option = click.option("--date", "asked_on", type=click.DateTime(["%Y-%m-%d"]),
                            help="The day the question is asked, for 'last week', 'en "
                            "octubre' (default: today).")

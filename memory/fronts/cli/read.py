@@ -35,15 +35,17 @@ def suggest(ctx: click.Context, query: str, limit: int, context: str | None,
 @cli.command(name="map")
 @click.argument("note")
 @click.option("--query", "-q", help="Score the sections against these words (and dates).")
+@context_option
 @date_option
 @json_option
 @click.pass_context
-def map_(ctx: click.Context, note: str, query: str | None, asked_on: dt.datetime | None,
-         as_json: bool) -> None:
+def map_(ctx: click.Context, note: str, query: str | None, context: str | None,
+         asked_on: dt.datetime | None, as_json: bool) -> None:
     """Rung 2: every section of NOTE with its id, kind, date and token cost. With --query:
-    match scores, the best entries only, and the matching blocks of long sections."""
-    _emit(as_json, _notes(ctx).section_map(note, query, today=_day(asked_on)),
-          render.section_map)
+    match scores, the best entries only, and the matching blocks of long sections; with
+    --context too, a vague query leans on the conversation (alone, it scores the sections)."""
+    _emit(as_json, _notes(ctx).section_map(note, query, today=_day(asked_on),
+                                           context=context), render.section_map)
 
 
 @cli.command()

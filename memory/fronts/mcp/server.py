@@ -133,19 +133,20 @@ def _add_read_tools(mcp: FastMCP, notes: Notes) -> None:
         Args:
             query: What you need, in words.
             limit: 1-50.
-            context: Recent messages, if the query is vague.
+            context: Recent messages.
         """
         return render.suggestions(notes.suggest(query, limit, context or None))
 
     @_tool(mcp, READ)
-    def section_map(note: str, query: str = "") -> str:
-        """A note's sections with id, date and tokens; query scores them and zooms into long ones.
+    def section_map(note: str, query: str = "", context: str = "") -> str:
+        """A note's sections (id, date, tokens); query scores them, zooms into long ones.
 
         Args:
             note: Note id.
-            query: Optional words.
+            context: Recent messages.
         """
-        return render.section_map(notes.section_map(note, query or None))
+        return render.section_map(notes.section_map(note, query or None,
+                                                    context=context or None))
 
     @_tool(mcp, READ)
     def read_section(note: str, section: str) -> str:
@@ -159,7 +160,7 @@ def _add_read_tools(mcp: FastMCP, notes: Notes) -> None:
 
     @_tool(mcp, READ)
     def recall(query: str, budget: int = 1500, context: str = "") -> str:
-        """Best evidence across notes within a token budget, in one call.
+        """Best evidence across notes within a token budget.
 
         Args:
             query: What you need.

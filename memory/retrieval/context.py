@@ -1,0 +1,214 @@
+"""The conversation as context: it helps a vague message, and never goes against one that
+names its own topic. Every rung that takes ``context`` (``suggest``, ``section_map``,
+``recall``, the hook, the bench's policies) searches through :func:`blended_search`.
+
+The message and its context are searched apart: the message's own words, then the
+context's words that the message does not hold. Their scores join as
+
+    score(d) = m(d) + weight × c(d)
+
+where ``m(d)`` is the document's BM25 score for the message alone and ``c(d)`` for the
+context alone. The ``weight`` (:func:`context_weight`) is the weight a context word has
+beside the message (0.5 beside a one-word message, falling to 0.2 from five words on:
+:func:`memory.index.query.context_weight_for`), shared out when the context is long: a
+context of more than ``CONTEXT_WORDS`` words counts as that many words in all, however long
+the transcript (the way query expansion keeps the expansion terms' total weight fixed). So a
+vague message leans on the conversation, and a long conversation does not outweigh a
+message that matches well on its own.
+
+Two rules keep the context from going against the message:
+
+- **a note the message names stays ahead** (:func:`keep_named_first`, used by ``suggest``
+  and so by the hook and by ``recall``'s routing): a note among the message's own best
+  whose name the message says (its whole title or file name, or two of their words:
+  :func:`names`) is never passed by a note that scores lower on the message alone.
+  "rotate the database secrets" after a talk about Redis stays with howto/rotate-secrets;
+  "¿y las alertas?" after the same talk names no note, and the conversation decides;
+- **inside one note** (``section_map``) the topic is settled, and the message's match on a
+  section is direct evidence: the context adds at most ``share × M`` to a section, where
+  ``M`` is the message's best section score (the context's best when the message matches
+  nothing in the note) and ``share`` (:func:`context_share`) goes from ``CONTEXT_SHARE``
+  beside five words or more to ``VAGUE_CONTEXT_SHARE`` beside one word: the context breaks
+  near-ties and picks the section when the message alone picks none. That lift is scaled
+  by how much the context is about the note (:func:`aboutness`: the note's score for the
+  context over the best note's), so a talk about Redis does not pick the sections of
+  howto/rotate-secrets by its generic words ("key", "instance").
+
+The context only ever adds: no document scores less than the message alone gives it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Generic
+
+from memory.index import Found, ParsedQuery, SearchHit, StoredNote, StoredPart, vagueness
+from memory.index.query import context_weight_for
+from memory.index.stored import Doc
+from memory.index.words import exact_terms
+
+CONTEXT_WORDS = 16  # a longer context counts as this many words in all (about 2 messages)
+CONTEXT_POOL = 30  # a ranked search asks each part for at least this many hits
+POOL_FACTOR = 4  # … and for this many times the hits it returns: a document missing from
+# one part's hits counts 0 there, so the pools must reach past what is shown
+CONTEXT_SHARE = 0.5  # inside a note: the context's share of the best section score, 5+ words
+VAGUE_CONTEXT_SHARE = 1.0  # … and beside a one-word message (in between: linear)
+NAMING_WORDS = 2  # words of a note's title or file name that name it (or all of them)
+
+
+@dataclass(frozen=True)
+class Blended(Generic[Doc]):
+    """A blended search: hits best first, how many matched, and each hit's score for the
+    message alone (what :func:`keep_named_first` compares)."""
+
+    hits: list[SearchHit[Doc]]
+    total: int
+    message: dict[str, float]
+
+
+def context_weight(words: int, context_words: int) -> float:
+    """A context word's weight beside a message of ``words`` words, for a context of
+    ``context_words`` words (see the module's doc)."""
+    return context_weight_for(words) * min(1.0, CONTEXT_WORDS / max(1, context_words))
+
+
+def split(parsed: ParsedQuery) -> tuple[ParsedQuery, ParsedQuery | None]:
+    """The message's words alone, and the context's words alone (None: no context)."""
+    message = dataclasses.replace(parsed, context=())
+    if not parsed.context:
+        return message, None
+    return message, ParsedQuery(parsed.text, parsed.context)
+
+
+def context_share(words: int) -> float:
+    """Inside one note: the most the context may add, as a share of the message's best
+    section score, beside a message of ``words`` words (the vaguer, the more)."""
+    return CONTEXT_SHARE + (VAGUE_CONTEXT_SHARE - CONTEXT_SHARE) * vagueness(words)
+
+
+def blended_search(search: Callable[[ParsedQuery, int | None], Found[Doc]],
+                   parsed: ParsedQuery, limit: int | None, about: float | None = None
+                   ) -> Blended[Doc]:
+    """``search(query, limit)`` for the message, and for its context when it has one,
+    blended: the best ``limit`` hits (None: all), each with the message's matched words
+    then the context's, and how many documents matched (the larger of the two counts: the
+    union is not counted). With ``about`` (0 to 1: inside one note, see :func:`aboutness`)
+    the lift is the bounded one of the module's doc, scaled by ``about``."""
+    message, context = split(parsed)
+    weight = context_weight(len(message.words), len(parsed.context)) if about is None \
+        else about
+    if context is None or weight <= 0:
+        hits, total = search(message, limit)
+        return Blended(hits, total, {_key(h.doc): h.score for h in hits})
+    pool = None if limit is None else max(POOL_FACTOR * limit, CONTEXT_POOL)
+    message_hits: list[SearchHit[Doc]] = []
+    message_total = 0
+    if message.words:
+        message_hits, message_total = search(message, pool)
+    context_hits, context_total = search(context, pool)
+    scores = {_key(h.doc): h.score for h in message_hits}
+    merged: dict[str, SearchHit[Doc]] = {}
+    _merge(merged, message_hits)  # message order first, for ties
+    _merge(merged, context_hits)
+    if about is not None:  # bounded: the message's best score sets the scale
+        top = max((h.score for h in context_hits), default=0.0) or 1.0
+        scale = max(scores.values(), default=0.0) or top
+        weight = about * context_share(len(message.words)) * scale / top
+    blended = dict(scores)
+    for lifted in context_hits:
+        key = _key(lifted.doc)
+        blended[key] = blended.get(key, 0.0) + weight * lifted.score
+    order = {key: n for n, key in enumerate(merged)}
+    ranked = sorted(merged, key=lambda key: (-blended[key], order[key]))
+    shown = ranked if limit is None else ranked[:limit]
+    return Blended([dataclasses.replace(merged[k], score=round(blended[k], 4)) for k in shown],
+                   max(message_total, context_total, len(merged)), scores)
+
+
+def _merge(merged: dict[str, SearchHit[Doc]], hits: list[SearchHit[Doc]]) -> None:
+    """Add hits to ``merged`` by document, a known one gaining the new matched words."""
+    for hit in hits:
+        key = _key(hit.doc)
+        known = merged.get(key)
+        if known is None:
+            merged[key] = hit
+        else:
+            more = tuple(w for w in hit.matched if w not in known.matched)
+            merged[key] = dataclasses.replace(known, matched=known.matched + more)
+
+
+def keep_named_first(found: Blended[StoredNote], named: Callable[[str], bool],
+                     look: int) -> list[SearchHit[StoredNote]]:
+    """The blended hits, except that no note gets above a note the message names among
+    its own ``look`` best (``named(note)``, asked of those notes only, and only when the
+    context changed the order) and scores higher on its own: it moves just below the last
+    such note, with that note's score at most."""
+    message = found.message
+    own_best = sorted(message, key=lambda k: -message[k])[:look]
+    blended_order = [h.doc.note_id for h in found.hits]
+    by_message = sorted(blended_order, key=lambda k: -message.get(k, 0.0))
+    if blended_order == by_message:
+        return found.hits  # the context changed nothing that the message had ranked
+    protected = {note for note in own_best if named(note)}
+    if not protected:
+        return found.hits
+    pending = list(found.hits)
+    out: list[SearchHit[StoredNote]] = []
+    while pending:
+        hit = pending.pop(0)
+        own = message.get(hit.doc.note_id, 0.0)
+        higher = [n for n, later in enumerate(pending) if later.doc.note_id in protected
+                  and message.get(later.doc.note_id, 0.0) > own]
+        if higher and hit.doc.note_id not in protected:
+            last = higher[-1]
+            pending.insert(last + 1, dataclasses.replace(
+                hit, score=min(hit.score, pending[last].score)))
+            continue
+        out.append(hit)
+    return out
+
+
+def names(words: Iterable[str], title: str, note_id: str) -> bool:
+    """Whether a message's exact terms name a note: they hold its whole title or its whole
+    file name (``rotate-secrets`` of howto/rotate-secrets), or at least ``NAMING_WORDS`` of
+    their words. One word shared with a longer title ("año", "clientes") does not name a
+    note; aliases and tags do not either (they are the broad words a note shares with
+    others). Words are the same when equal, or one is the other with a plural -s/-es."""
+    said = list(words)
+    title_words = set(exact_terms(title))
+    file_words = set(exact_terms(note_id.rpartition("/")[2].replace("-", " ")
+                                 .replace("_", " ")))
+
+    def held(terms: set[str]) -> set[str]:
+        return {t for t in terms if any(_same(w, t) for w in said)}
+
+    if (title_words and held(title_words) == title_words) or \
+            (file_words and held(file_words) == file_words):
+        return True
+    return len(held(title_words | file_words)) >= NAMING_WORDS
+
+
+def _same(a: str, b: str) -> bool:
+    """Equal, or one is the other with a plural ``-s`` or ``-es``."""
+    short, long = sorted((a, b), key=len)
+    return long in (short, short + "s", short + "es")
+
+
+def aboutness(note_id: str, parsed: ParsedQuery,
+              search: Callable[[ParsedQuery, int | None], Found[StoredNote]]) -> float:
+    """How much the query's context is about one note: its score for the context's words
+    over the best note's (0 when it does not match them, 1 for the best; 1 with no
+    context, which then changes nothing)."""
+    _, context = split(parsed)
+    if context is None:
+        return 1.0
+    hits, _ = search(context, None)
+    best = max((h.score for h in hits), default=0.0)
+    own = next((h.score for h in hits if h.doc.note_id == note_id), 0.0)
+    return own / best if best > 0 else 0.0
+
+
+def _key(doc: StoredNote | StoredPart) -> str:
+    return doc.note_id if isinstance(doc, StoredNote) else doc.id

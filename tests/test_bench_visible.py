@@ -22,6 +22,7 @@ from benchmarks.visible.summary import (
     in_ladder_family,
     keep_ratios,
     split_against_fragments,
+    without_category,
 )
 from memory.errors import InvalidArgument, NotesError
 
@@ -158,6 +159,12 @@ def test_summary_rules_on_hand_made_figures() -> None:
                         "hook": _figures(0.2, 1, None)},
                        {"ladder@1": _figures(0.6, 1, None), "recall@500": _figures(0.0, 1, None)}
                        ) == {"ladder@1": 0.5, "recall@500": None}
+    mixed = {"ladder@1": {**_figures(0.5, 1, None, n=10), "hits": 5},
+             "hook": _figures(0.2, 1, None)}
+    switches = {"ladder@1": {**_figures(1.0, 1, None, n=2), "hits": 2}}
+    alone = without_category(mixed, switches)  # 3 of the 8 follow-ups, the switches apart
+    assert alone["ladder@1"]["questions"] == 8 and alone["ladder@1"]["hit_rate"] == 0.375
+    assert alone["hook"] == mixed["hook"]
     split = {"recall@2000": _figures(0.3, 2100, None), "recall@1000": _figures(0.2, 990, None),
              "ladder-oracle": _figures(0.9, 800, None), "fragments@40": _figures(0.25, 1300, None)}
     found = split_against_fragments(split)

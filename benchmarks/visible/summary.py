@@ -5,7 +5,9 @@ family: ``ladder@N``, ``ladder-zoom@1``, ``recall*``, ``hybrid``, ``hook*``; not
 ``ladder-oracle``, which is told the gold note, nor ``full``); routing (gold note first, and
 within the 4 shown, over the questions with one gold note; several-note questions apart); and
 for a follow-up bench whose direct bench ran too, the **keep ratios**: each policy's hit rate
-on the follow-ups divided by its hit rate on the same questions asked directly. Multi-hop
+on the follow-ups divided by its hit rate on the same questions asked directly (the
+``topic-switch`` rows a follow-up bench also asks are left out of it, and compared with the
+direct bench's rate on their own: the lowest ratio in the ladder family). Multi-hop
 questions (LoCoMo's category) and questions whose answer spans several notes are compared at
 ≤ 2,000 tokens with ``fragments@40`` (issue #15's targets).
 """
@@ -20,6 +22,7 @@ from memory.bench.curve import backend_of, margin_text
 FAMILY = ("ladder", "recall", "hybrid", "hook")
 CEILINGS = ("ladder-oracle", "full")
 ORACLE = "ladder-oracle"
+TOPIC_SWITCH = "topic-switch"  # follow-up rows in their own wording after another topic
 SPLIT_BUDGET = 2000
 SPLIT_BASELINE = "fragments@40"
 SPLITS = {"multi_hop": ("by_category", "multi-hop"),
@@ -50,6 +53,28 @@ def keep_ratios(follow: dict[str, dict[str, Any]],
                    if direct[name]["hit_rate"] else None)
             for name, f in follow.items()
             if name in direct and f["questions"] and direct[name]["questions"]}
+
+
+def without_category(policies: dict[str, dict[str, Any]], split: dict[str, dict[str, Any]],
+                     ) -> dict[str, dict[str, Any]]:
+    """Each policy's figures with the questions of one category (``split``: that category's
+    figures per policy, from the report's ``by_category``) taken out: the follow-up rows
+    alone, without the topic switches a follow-up bench also asks."""
+    out = {}
+    for name, f in policies.items():
+        gone = split.get(name)
+        if not gone:
+            out[name] = f
+            continue
+        questions = f["questions"] - gone["questions"]
+        hits = _hits(f) - _hits(gone)
+        out[name] = {**f, "questions": questions,
+                     "hit_rate": round(hits / questions, 4) if questions else 0.0}
+    return out
+
+
+def _hits(f: dict[str, Any]) -> float:
+    return float(f["hits"]) if "hits" in f else f["hit_rate"] * f["questions"]
 
 
 def split_against_fragments(split: dict[str, dict[str, Any]] | None) -> dict[str, Any] | None:
@@ -89,7 +114,14 @@ def bench_summary(data: dict[str, Any], direct: dict[str, Any] | None,
     if direct_name is not None:
         out["keep"] = {"direct": direct_name, "ran": direct is not None}
         if direct is not None:
-            out["keep"] |= _keep(policies, direct["policies"], out["best"])
+            switches = (data.get("by_category") or {}).get(TOPIC_SWITCH) or {}
+            out["keep"] |= _keep(without_category(policies, switches), direct["policies"],
+                                 out["best"])
+            family = {n: r for n, r in keep_ratios(switches, direct["policies"]).items()
+                      if in_ladder_family(n) and r is not None}
+            lowest = min(family, key=lambda n: family[n], default=None)
+            out["keep"]["switch_lowest"] = ({"policy": lowest, "ratio": family[lowest]}
+                                            if lowest else None)
     return out
 
 
@@ -129,8 +161,9 @@ def summary_table(summary: dict[str, Any]) -> str:
     """One row per bench: the best ladder-family policy and its margin, routing, keep."""
     rows = ["| bench | questions | best ladder-family policy | hit rate | mean tokens | curve "
             "margin | gold first | gold in 4 shown | several gold: first / all in 4 | keep: "
-            "best policy | keep: lowest in family | keep: ladder-oracle |",
-            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "best policy | keep: lowest in family | keep: ladder-oracle | topic switch / direct: "
+            "lowest in family |",
+            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, b in summary["benches"].items():
         best = b["best"]
         cells = [name, str(b["questions"])]
@@ -149,13 +182,14 @@ def summary_table(summary: dict[str, Any]) -> str:
 
 def _keep_cells(keep: dict[str, Any] | None) -> list[str]:
     if keep is None:
-        return ["–", "–", "–"]
+        return ["–", "–", "–", "–"]
     if not keep["ran"]:
-        return [f"(run {keep['direct']} too)"] * 3
-    best, lowest = keep["best"], keep["lowest"]
+        return [f"(run {keep['direct']} too)"] * 4
+    best, lowest, switch = keep["best"], keep["lowest"], keep.get("switch_lowest")
     return [f"{_ratio(best['ratio'])} ({best['policy']})" if best else "–",
             f"{_ratio(lowest['ratio'])} ({lowest['policy']})" if lowest else "–",
-            _ratio(keep["oracle"])]
+            _ratio(keep["oracle"]),
+            f"{_ratio(switch['ratio'])} ({switch['policy']})" if switch else "–"]
 
 
 def keep_table(summary: dict[str, Any]) -> str | None:

@@ -220,13 +220,21 @@ def test_on_the_real_file_with_follow_ups(tmp_path: Path) -> None:
     locomo_to_bench(source, tmp_path / "vague", follow_ups=True)
     assert (counts.notes, counts.questions, counts.gold_notes[1]) == (272, 1986, 1650)
     assert counts.follow_ups is not None and counts.follow_ups.names_removed == 1971
-    both = list(read_questions(tmp_path / "both" / "questions.jsonl"))
+    rows = list(read_questions(tmp_path / "both" / "questions.jsonl"))
     sessions = list(read_questions(tmp_path / "sessions" / "questions.jsonl"))
     vague = list(read_questions(tmp_path / "vague" / "questions.jsonl"))
+    both = [q for q in rows if q.category != "topic-switch"]  # the follow-ups themselves
     assert [(q.id, q.answer_lines, q.note, q.notes, q.category, q.date) for q in both] == \
         [(q.id, q.answer_lines, q.note, q.notes, q.category, q.date) for q in sessions]
-    assert [(q.id, q.question, q.context) for q in both] == \
+    assert [(q.id, q.question, q.context) for q in rows] == \
         [(q.id, q.question, q.context) for q in vague]
+    by_id = {q.id: q for q in sessions}  # a topic switch asks a direct question's own words
+    switches = [q for q in rows if q.category == "topic-switch"]
+    assert len(switches) == 198
+    for q in switches:
+        direct = by_id[q.id.removesuffix(":switch")]
+        assert (q.question, q.answer_lines, q.gold_notes) == \
+            (direct.question, direct.answer_lines, direct.gold_notes)
     assert _note_lines(tmp_path / "both") == _note_lines(tmp_path / "sessions")
     # a question whose evidence spans sessions carries each of their notes, in order
     spans = next(q for q in both if q.id == "conv-26:q8")

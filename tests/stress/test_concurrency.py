@@ -114,7 +114,7 @@ STATE_ROUNDS = max(8, round(1.5 * SECONDS))  # 12 by default, 90 for docs/reliab
 
 
 def test_concurrent_write_state_last_one_wins_whole(store_dir: Path, figures: Figures) -> None:
-    """Concurrent write_state: 8 processes replace the same state, each STATE_ROUNDS times"""
+    """Concurrent write_state: 8 processes replace the same state, 1.5 times a stress second each"""
     notes = Notes(load_config(store_dir), notify=lambda _: None)
     notes.create_note("shared/alpha", "Alpha", [])
     notes.append_history("shared/alpha", "Kept", "this entry must survive", "2026-01-01")

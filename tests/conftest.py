@@ -26,6 +26,16 @@ EXAMPLE = ROOT / "notes_example"
 NOTES_BIN = Path(sys.executable).parent / "notes"
 
 
+def unprivileged() -> tuple[list[str], int]:
+    """A command prefix that runs as the owner of this checkout with no capabilities (so it
+    can run the checkout's `notes` wherever the checkout lies, even in a private folder, but
+    is bound by file permissions like any user), and another user to own the store."""
+    owner = NOTES_BIN.parent.stat()
+    runner = ["setpriv", f"--reuid={owner.st_uid}", f"--regid={owner.st_gid}",
+              "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"]
+    return runner, 65534 if owner.st_uid != 65534 else 65533
+
+
 def worker_processes() -> Any:
     """A multiprocessing context for tests that run several writers at once: each writer is
     forked from a server process that has imported the library once (``forkserver``), so a

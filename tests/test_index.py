@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NOTES_BIN, RunCli
+from conftest import NOTES_BIN, RunCli, unprivileged
 from memory import Notes, load_config
 from memory.index import parse_query
 
@@ -84,7 +84,7 @@ def test_read_only_notes_folder_uses_a_cache_folder(unindexed_store: Path) -> No
         for folder in [store_dir, *[p for p in store_dir.rglob("*") if p.is_dir()]]:
             folder.chmod(0o555)
     elif shutil.which("setpriv"):
-        runner, other = _unprivileged()
+        runner, other = unprivileged()
     else:
         pytest.skip("needs setpriv to drop root privileges")
     shared = Path(tempfile.mkdtemp(prefix="notes-ro-"))
@@ -114,15 +114,6 @@ def test_read_only_notes_folder_uses_a_cache_folder(unindexed_store: Path) -> No
         for folder in [store_dir, *[p for p in store_dir.rglob("*") if p.is_dir()]]:
             folder.chmod(0o755)
 
-
-def _unprivileged() -> tuple[list[str], int]:
-    """A command prefix that runs as the owner of this checkout with no capabilities (so it
-    can run the checkout's `notes` wherever the checkout lies, even in a private folder, but
-    is bound by file permissions like any user), and another user to own the store."""
-    owner = NOTES_BIN.parent.stat()
-    runner = ["setpriv", f"--reuid={owner.st_uid}", f"--regid={owner.st_gid}",
-              "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"]
-    return runner, 65534 if owner.st_uid != 65534 else 65533
 
 
 def test_state_lives_in_one_hidden_folder(notes: Notes, store_dir: Path) -> None:

@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from disks import fill_disk, mounted_tmpfs
 
-from conftest import NOTES_BIN, RunCli
+from conftest import NOTES_BIN, RunCli, unprivileged
 from memory.state.tokens import TokenCounter, count_exact
 
 LADDER = [("suggest", "redis eviction"), ("map", "infra/redis"),
           ("read", "infra/redis", "state"), ("recall", "redis eviction", "--budget", "300")]
-NOBODY = 65534
+OWNER = unprivileged()[1]  # of the shared copy: not the user the commands run as
 
 
 def assert_clean(result: subprocess.CompletedProcess[str], code: int = 0) -> None:
@@ -109,7 +109,8 @@ def test_a_read_only_state_folder_leaves_check_answering(run_cli: RunCli, store_
 # -- another user ---------------------------------------------------------------------------
 @pytest.fixture
 def shared_copy(run_cli: RunCli, store_dir: Path) -> Iterator[tuple[Path, Path]]:
-    """The store and its state copied where another user can read them, owned by root."""
+    """The store and its state copied where any user can read them, owned by another user
+    than the one the commands run as (:func:`as_nobody`), so that none may write them."""
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("running as another user needs root and setpriv")
     state = built_state(run_cli, store_dir)
@@ -119,8 +120,10 @@ def shared_copy(run_cli: RunCli, store_dir: Path) -> Iterator[tuple[Path, Path]]
         shutil.copytree(state, top / "state")
         for folder, _dirs, names in os.walk(top):
             os.chmod(folder, 0o755)
+            os.chown(folder, OWNER, OWNER)
             for name in names:
                 os.chmod(Path(folder) / name, 0o644)
+                os.chown(Path(folder) / name, OWNER, OWNER)
         yield top / "notes", top / "state"
     finally:
         shutil.rmtree(top)
@@ -129,9 +132,9 @@ def shared_copy(run_cli: RunCli, store_dir: Path) -> Iterator[tuple[Path, Path]]
 def as_nobody(notes: Path, state: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NOTES_DIR": str(notes), "NOTES_STATE_DIR": str(state),
            "HOME": "/nonexistent"}
-    return subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
-                           "--clear-groups", str(NOTES_BIN), *args], capture_output=True,
-                          text=True, env=env, timeout=120)
+    runner, _ = unprivileged()  # able to run this checkout's notes, even in a private folder
+    return subprocess.run([*runner, str(NOTES_BIN), *args], capture_output=True, text=True,
+                          env=env, timeout=120)
 
 
 def test_a_state_folder_this_user_cannot_write_leaves_the_ladder_and_promote_answering(

@@ -17,6 +17,7 @@ import pytest
 from fastmcp import Client
 from hypothesis import given
 from hypothesis import strategies as st
+from test_hook import write_transcript
 
 from conftest import EXAMPLE, NOTES_BIN, RunCli
 from memory import load_config
@@ -55,17 +56,6 @@ def lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Notes]:
     found = Notes(config, notify=lambda _: None)  # no usage log: no session prior between tests
     yield found
     found.close()
-
-
-def write_transcript(path: Path, messages: list[tuple[str, str]]) -> Path:
-    lines = [json.dumps({"type": "summary", "summary": "x", "leafUuid": "u0"})]
-    for number, (role, text) in enumerate(messages):
-        content: object = text if role == "user" else [{"type": "text", "text": text}]
-        lines.append(json.dumps({"type": role, "uuid": f"u{number}", "isSidechain": False,
-                                 "sessionId": "s1", "message": {"role": role,
-                                                                "content": content}}))
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def hook_notes(store_dir: Path, prompt: str, transcript: Path | None) -> list[str]:

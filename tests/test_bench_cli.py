@@ -9,12 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_data import LOCOMO, shared_file
 
 from memory.bench.policies import POLICIES
 
 NOTES_BIN = Path(sys.executable).parent / "notes"
-LOCOMO = (Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "locomo"
-          / "locomo10.json")
 
 
 def notes(*args: str) -> subprocess.CompletedProcess[str]:
@@ -23,10 +22,7 @@ def notes(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_from_locomo_then_run(tmp_path: Path) -> None:
-    if not LOCOMO.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{LOCOMO} is missing and CI is set")
-        pytest.skip(f"{LOCOMO} is not here")
+    shared_file(LOCOMO)
     bench = tmp_path / "locomo"
     made = notes("bench", "from-locomo", str(LOCOMO), "--out", str(bench))
     assert made.returncode == 0, made.stderr

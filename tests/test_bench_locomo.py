@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
 import pytest
+from shared_data import LOCOMO, shared_file
 
 from memory.bench.locomo import (
     LocomoCounts,
@@ -19,18 +19,6 @@ from memory.bench.locomo import (
 )
 from memory.bench.questions import BenchError, read_questions
 from memory.model.note import parse_note
-
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
-LOCOMO = SHARED / "bench" / "locomo" / "locomo10.json"
-
-
-def shared_file(path: Path) -> Path:
-    """The shared file, or a skip (a failure in CI, where it must be present)."""
-    if not path.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{path} is missing and CI is set")
-        pytest.skip(f"{path} is not here")
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_data import LOCOMO, shared_file
 
 from memory.bench import followups
 from memory.bench.followups import speakers_of, strip_names
@@ -20,8 +21,6 @@ from memory.bench.locomo import locomo_to_bench
 from memory.bench.questions import read_questions
 
 NOTES_BIN = Path(sys.executable).parent / "notes"
-LOCOMO = (Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "locomo"
-          / "locomo10.json")
 TURNS = ["Hey Mel! I went to a support group yesterday.", "Great, Caroline! And how was it?"]
 SPEAKERS = speakers_of("Caroline", "Melanie", TURNS)
 
@@ -123,10 +122,7 @@ def test_cli_prints_the_follow_up_count(small_locomo: Path, tmp_path: Path) -> N
 
 
 def test_on_the_real_file(tmp_path: Path) -> None:
-    if not LOCOMO.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{LOCOMO} is missing and CI is set")
-        pytest.skip(f"{LOCOMO} is not here")
+    shared_file(LOCOMO)
     counts = locomo_to_bench(LOCOMO, tmp_path, follow_ups=True)
     assert counts.follow_ups is not None and counts.follow_ups.questions == 1986
     assert counts.follow_ups.names_removed > 1900
@@ -174,10 +170,7 @@ def test_topic_switches_ask_a_question_after_another_conversation(
 
 
 def test_topic_switches_on_the_real_file(tmp_path: Path) -> None:
-    if not LOCOMO.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{LOCOMO} is missing and CI is set")
-        pytest.skip(f"{LOCOMO} is not here")
+    shared_file(LOCOMO)
     counts = locomo_to_bench(LOCOMO, tmp_path, follow_ups=True)
     assert counts.follow_ups is not None and counts.follow_ups.switches >= 190
     questions = list(read_questions(tmp_path / "questions.jsonl"))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_data import LOCOMO, shared_file
 
 from memory.bench.locomo import locomo_to_bench
 from memory.bench.questions import BenchError, Question, parse_question, read_questions
@@ -21,11 +22,6 @@ from memory.model.note import parse_note
 
 NOTES_BIN = Path(sys.executable).parent / "notes"
 ROOT = Path(__file__).resolve().parent.parent
-# the shared material lies beside the main checkout (../shared) or, from a worktree under
-# /work/wt/NAME, two levels up
-LOCOMO = next((p for p in (ROOT.parent / "shared" / "bench" / "locomo" / "locomo10.json",
-                           ROOT.parent.parent / "shared" / "bench" / "locomo" / "locomo10.json")
-               if p.exists()), ROOT.parent / "shared" / "bench" / "locomo" / "locomo10.json")
 
 
 def _turn(speaker: str, text: str, dia: str) -> dict[str, str]:
@@ -190,16 +186,8 @@ def test_run_counts_routing_and_the_oracle_on_several_gold_notes(small_locomo: P
     assert first["gold_notes"] == 2 and len(first["gold_positions"]) == 2
 
 
-def _real_file() -> Path:
-    if not LOCOMO.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{LOCOMO} is missing and CI is set")
-        pytest.skip(f"{LOCOMO} is not here")
-    return LOCOMO
-
-
 def test_on_the_real_file(tmp_path: Path) -> None:
-    _real_file()
+    shared_file(LOCOMO)
     counts = locomo_to_bench(LOCOMO, tmp_path, per_session=True)
     assert (counts.notes, counts.sessions, counts.questions) == (272, 272, 1986)
     assert counts.gold_notes[1] == 1650 and counts.gold_notes[0] == 4
@@ -214,7 +202,7 @@ def test_on_the_real_file(tmp_path: Path) -> None:
 def test_on_the_real_file_with_follow_ups(tmp_path: Path) -> None:
     """Both flags: the per-session notes and gold notes, the follow-ups' questions and
     contexts; every title and state names the speakers and the session's date."""
-    source = _real_file()
+    source = shared_file(LOCOMO)
     counts = locomo_to_bench(source, tmp_path / "both", per_session=True, follow_ups=True)
     locomo_to_bench(source, tmp_path / "sessions", per_session=True)
     locomo_to_bench(source, tmp_path / "vague", follow_ups=True)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_data import TRANSCRIPTS, shared_file
 
 from memory import Notes, load_config
 from memory.bench.mining import MiningCounts, Vocabulary, content_lines, transcripts_to_bench
@@ -17,9 +17,6 @@ from memory.bench.questions import read_questions
 from memory.bench.transcripts import prompt_text, read_transcript, transcript_files
 from memory.fronts import render
 from memory.state.store import Store
-
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
-TRANSCRIPTS = SHARED / "bench" / "transcripts"
 
 NOTES = {
     "infra/redis": """---
@@ -62,10 +59,7 @@ EVICTION = "Switched eviction to allkeys-lru after the memory alarm."
 
 
 def test_every_shared_transcript_parses(tmp_path: Path) -> None:
-    if not TRANSCRIPTS.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(f"{TRANSCRIPTS} is missing and CI is set")
-        pytest.skip(f"{TRANSCRIPTS} is not here")
+    shared_file(TRANSCRIPTS)
     files = transcript_files([TRANSCRIPTS])
     assert len(files) == 4
     records = {}

@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_data import TRANSCRIPTS as SHARED_TRANSCRIPTS
 
 from conftest import NOTES_BIN
 from memory.services.hook import MAX_NOTES, MAX_TOKENS, recent_messages
 from memory.state.tokens import count_exact
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
-TRANSCRIPTS = sorted((SHARED / "bench" / "transcripts").rglob("*.jsonl"))
+TRANSCRIPTS = sorted(SHARED_TRANSCRIPTS.rglob("*.jsonl"))
 
 
 def run_hook(store_dir: Path, stdin: str | None) -> subprocess.CompletedProcess[str]:

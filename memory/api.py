@@ -11,6 +11,7 @@ import datetime as dt
 import os
 import sqlite3
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,8 +40,6 @@ from memory.model.results import NoteSummary, WriteResult
 from memory.model.text import excerpt
 from memory.retrieval import answers
 from memory.retrieval.ladder import Ladder, SectionMap, SectionText, Suggestions
-from memory.state.integrity import HistoryGuard, Repair
-from memory.state.ledger import Ledger
 from memory.state.safe_files import FileChanged, Snapshot, create_new, open_for_writing_elsewhere
 from memory.state.store import (
     LoadedNote,
@@ -55,6 +54,8 @@ from memory.state.usage import UsageLog
 if TYPE_CHECKING:  # the writes' and the check's modules are imported when first used
     from memory.retrieval.recall import Recalled
     from memory.state.check import FileProblem
+    from memory.state.integrity import HistoryGuard, Repair
+    from memory.state.ledger import Ledger
 
 PRIOR_WINDOW_S = 30 * 60  # how far back the session prior looks
 DEFAULT_RECALL_BUDGET = 1500
@@ -89,8 +90,7 @@ class Notes:
         self.front = front
         self.store = Store(config)
         self.counter = TokenCounter(config.state_dir / "tokens.sqlite", report=notify)
-        self.ledger = Ledger(config.state_dir / "ledger.sqlite")
-        self.history = HistoryGuard(self.store, self.ledger, notify)
+        self._guard = _Guard(self.store, config.state_dir / "ledger.sqlite", notify)
         self.index: SearchIndex = make_index(self.store, self.counter, notify, self._observe)
         self.ladder = Ladder(self.store, self.index, self.counter)
         self.usage = UsageLog.for_config(config, notify) if config.usage_log else None
@@ -103,6 +103,16 @@ class Notes:
         view = copy.copy(self)
         view.front, view.default_session = front, default_session
         return view
+
+    @property
+    def history(self) -> HistoryGuard:
+        """The history ledger's guard, opened on first use (a read that indexes nothing
+        never needs it), and shared with the views of :meth:`with_front`."""
+        return self._guard.get()
+
+    @property
+    def ledger(self) -> Ledger:
+        return self.history.ledger
 
     def _observe(self, loaded: list[LoadedNote]) -> None:
         self.history.observe(loaded)
@@ -374,4 +384,27 @@ class Notes:
         self.index.close()
         if self.usage is not None:
             self.usage.close()
-        self.ledger.close()
+        self._guard.close()
+
+
+class _Guard:
+    """The history guard and its ledger, made when first asked for."""
+
+    def __init__(self, store: Store, ledger_path: Path, notify: Notify) -> None:
+        self._store, self._path, self._notify = store, ledger_path, notify
+        self._guard: HistoryGuard | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> HistoryGuard:
+        with self._lock:
+            if self._guard is None:
+                from memory.state.integrity import HistoryGuard
+                from memory.state.ledger import Ledger
+
+                self._guard = HistoryGuard(self._store, Ledger(self._path), self._notify)
+            return self._guard
+
+    def close(self) -> None:
+        with self._lock:
+            if self._guard is not None:
+                self._guard.ledger.close()

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
@@ -32,7 +31,7 @@ from memory.errors import IndexUnavailable
 from memory.index.documents import note_documents
 from memory.index.failures import build_failed, busy, write_failed
 from memory.index.interface import Notify, Observer, Progress, RefreshReport, Searcher, WrittenNote
-from memory.index.locks import HolderLock, remove_leftovers, swap_in
+from memory.index.locks import HolderLock, remove_leftovers, remove_tree, swap_in
 from memory.index.scan import changed_files
 from memory.index.stored import StoredNote
 from memory.state.store import LoadedNote, NoteFile, Store
@@ -102,8 +101,9 @@ class IndexLifecycle(ABC, Generic[H]):
         """The index's files are in :attr:`dir` (not whether they can be read)."""
 
     @abstractmethod
-    def _probe(self) -> None:
-        """Read a little of the index in :attr:`dir`; raises if it cannot be read."""
+    def _probe(self) -> H:
+        """Open the index in :attr:`dir` and read a little of it; returns it open (what
+        :meth:`open` then uses: the files are opened once). Raises if it cannot be read."""
 
     @abstractmethod
     def _unreadable(self, exc: BaseException) -> bool:
@@ -160,11 +160,11 @@ class IndexLifecycle(ABC, Generic[H]):
                 if not self._cleaned:
                     self._cleaned = True
                     remove_leftovers(self.dir.parent, self.dir.name)
-                reason = self._unusable_reason()
+                reason, probed = self._check()
                 if reason:
                     self._rebuild(reason, None)
                 else:
-                    self._ix = self._open_files(self.dir)
+                    self._ix = probed
             return self._opened()
 
     def _opened(self) -> H:
@@ -173,18 +173,19 @@ class IndexLifecycle(ABC, Generic[H]):
                                    "again")
         return self._ix
 
-    def _unusable_reason(self) -> str:
+    def _check(self) -> tuple[str, H | None]:
+        """Why the index in :attr:`dir` cannot be used ("" when it can), and then the index
+        opened by the probe."""
         if not self._present():
-            return "no index yet"
+            return "no index yet", None
         if _read_json(self.dir / "version.json") != self.version():
-            return "the index was built by another version"
+            return "the index was built by another version", None
         try:
-            self._probe()
+            return "", self._probe()
         except BaseException as exc:  # any failure to read it means: rebuild it
             if not self._unreadable(exc):
                 raise
-            return f"the index is damaged ({type(exc).__name__})"
-        return ""
+            return f"the index is damaged ({type(exc).__name__})", None
 
     # -- reading with recovery -----------------------------------------------------------
     @contextlib.contextmanager
@@ -344,9 +345,11 @@ class IndexLifecycle(ABC, Generic[H]):
         try:
             with HolderLock(self.lock_path, self.notify) as lock:
                 remove_leftovers(self.dir.parent, self.dir.name)
-                if reason != REQUESTED and not self._unusable_reason():
-                    self._ix = self._open_files(self.dir)  # another process rebuilt it
-                    return RefreshReport(rebuilt=False, reason="rebuilt by another process")
+                if reason != REQUESTED:
+                    unusable, probed = self._check()
+                    if not unusable:
+                        self._ix = probed  # another process rebuilt it
+                        return RefreshReport(rebuilt=False, reason="rebuilt by another process")
                 indexed = self._build_and_swap(progress, lock)
             self._ix = self._open_files(self.dir)
         except failures as exc:
@@ -358,7 +361,7 @@ class IndexLifecycle(ABC, Generic[H]):
         """Build the new index in ``<FOLDER>.new-<pid>`` and swap it in; on any failure (or
         an interrupt) the new folder is deleted and the old index stays as it was."""
         fresh = self.dir.with_name(f"{self.dir.name}.new-{os.getpid()}")
-        shutil.rmtree(fresh, ignore_errors=True)
+        remove_tree(fresh)
         self._heartbeat = lock.beat
         try:
             indexed = self._fill(fresh, self.store.files(), progress)
@@ -368,7 +371,7 @@ class IndexLifecycle(ABC, Generic[H]):
         except BaseException as exc:
             self.close()
             self._build_failed(exc)
-            shutil.rmtree(fresh, ignore_errors=True)
+            remove_tree(fresh)
             raise
         finally:
             self._heartbeat = _nothing
@@ -384,7 +387,7 @@ class IndexLifecycle(ABC, Generic[H]):
             except ParallelBuildFailed as exc:
                 self.close()
                 self.notify(f"notes: {exc}; building the index again in this process")
-                shutil.rmtree(fresh, ignore_errors=True)
+                remove_tree(fresh)
         return self._fill_with(fresh, files, progress, 1)
 
     def _fill_with(self, fresh: Path, files: list[NoteFile], progress: Progress | None,

@@ -35,7 +35,6 @@ import fcntl
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import sys
@@ -286,10 +285,18 @@ class HolderLock:
             os.close(descriptor)
 
 
+def remove_tree(folder: str | Path) -> None:
+    """Delete ``folder`` and what it holds, as far as it can (``shutil`` is imported here:
+    every cold process imports this module, few remove a folder)."""
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def swap_in(fresh: Path, target: Path) -> None:
     """Put ``fresh`` in the place of ``target``; if that fails, the old index is put back."""
     old = target.with_name(f"{target.name}.old-{os.getpid()}")
-    shutil.rmtree(old, ignore_errors=True)
+    remove_tree(old)
     moved = target.exists()
     if moved:
         os.replace(target, old)
@@ -299,7 +306,7 @@ def swap_in(fresh: Path, target: Path) -> None:
         if moved:
             os.replace(old, target)
         raise
-    shutil.rmtree(old, ignore_errors=True)
+    remove_tree(old)
 
 
 def _open_lock_file(path: Path) -> int:
@@ -332,7 +339,7 @@ def remove_leftovers(folder: Path, name: str) -> list[str]:
     for entry in entries:
         match = pattern.fullmatch(entry.name)
         if match and int(match[1]) != os.getpid() and not pid_running(int(match[1])):
-            shutil.rmtree(entry.path, ignore_errors=True)
+            remove_tree(entry.path)
             removed.append(entry.name)
     return removed
 

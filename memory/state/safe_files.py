@@ -17,7 +17,6 @@ OS errors that a user can cause (disk full, read-only, no permission) become
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import fcntl
 import glob
@@ -95,16 +94,20 @@ def open_for_writing_elsewhere(path: Path) -> bool | None:
         os.close(fd)
 
 
-def write_atomic(path: Path, text: str | bytes, mode: int | None = None) -> None:
-    """Write ``path`` whole or not at all (temporary file, fsync, rename, fsync folder)."""
-    tmp = _write_temp(path, text, mode)
+def write_atomic(path: Path, text: str | bytes, mode: int | None = None,
+                 durable: bool = True) -> None:
+    """Write ``path`` whole or not at all (temporary file, fsync, rename, fsync folder).
+    ``durable=False`` skips both fsyncs, for a cache whose loss costs only a re-read: after
+    a power cut it may be missing, old or empty, never a mix of two writes."""
+    tmp = _write_temp(path, text, mode, durable)
     try:
         os.replace(tmp, path)
     except OSError as exc:
         raise storage_error(exc, f"write {path}") from exc
     finally:
         tmp.unlink(missing_ok=True)
-    fsync_folder(path.parent)
+    if durable:
+        fsync_folder(path.parent)
 
 
 def create_new(path: Path, text: str) -> bool:
@@ -181,6 +184,8 @@ def exchange(first: Path, second: Path) -> bool:
     if _renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second),
                   _RENAME_EXCHANGE) == 0:
         return True
+    import ctypes  # loaded by _load_renameat2 already
+
     code = ctypes.get_errno()
     if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
         return False  # this file system cannot exchange: an ordinary rename will do
@@ -188,6 +193,8 @@ def exchange(first: Path, second: Path) -> bool:
 
 
 def _load_renameat2() -> Any:
+    import ctypes  # here: most processes never exchange a file
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         function = libc.renameat2
@@ -206,7 +213,7 @@ def expected_mode(path: Path) -> int:
         return 0o644
 
 
-def _write_temp(path: Path, text: str | bytes, mode: int | None) -> Path:
+def _write_temp(path: Path, text: str | bytes, mode: int | None, durable: bool = True) -> Path:
     data = text.encode("utf-8") if isinstance(text, str) else text
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -216,7 +223,8 @@ def _write_temp(path: Path, text: str | bytes, mode: int | None) -> Path:
             with open(tmp, "wb") as handle:
                 handle.write(data)
                 handle.flush()
-                os.fsync(handle.fileno())
+                if durable:
+                    os.fsync(handle.fileno())
             os.chmod(tmp, mode if mode is not None else expected_mode(path))
         except BaseException:
             tmp.unlink(missing_ok=True)

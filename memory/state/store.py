@@ -11,7 +11,6 @@ computed from.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import fcntl
 import hashlib
 import os
@@ -254,6 +253,8 @@ def closest_ids(wanted: str, known: list[str], limit: int = 5) -> list[str]:
     lowered = {k.casefold(): k for k in known}
     tail_matches = [k for k in known if k.split("/")[-1].casefold() == wanted.casefold()
                     .split("/")[-1]]
+    import difflib  # here: only a missing note needs it
+
     fuzzy = difflib.get_close_matches(wanted.casefold(), list(lowered), n=limit, cutoff=0.5)
     ordered = tail_matches + [lowered[f] for f in fuzzy]
     return list(dict.fromkeys(ordered))[:limit]

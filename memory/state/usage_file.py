@@ -6,7 +6,7 @@ Functions over one open connection; :class:`memory.state.usage.UsageLog` decides
 
 from __future__ import annotations
 
-import secrets
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -158,7 +158,7 @@ def hash_key(db: sqlite3.Connection) -> bytes:
     if not (isinstance(key, str) and len(key) == 64):
         with db:
             db.execute("INSERT OR REPLACE INTO meta VALUES ('query_key', ?)",
-                       (secrets.token_hex(32),))
+                       (os.urandom(32).hex(),))  # as secrets.token_hex
         key = meta(db, "query_key")
     return str(key).encode()
 

@@ -64,9 +64,11 @@ class TantivyIndex(IndexLifecycle[Indexes]):
     def _present(self) -> bool:
         return all((self.dir / kind / "meta.json").is_file() for kind in ts.KINDS)
 
-    def _probe(self) -> None:
-        for index in tf.open_all(self.dir).values():
+    def _probe(self) -> Indexes:
+        indexes = tf.open_all(self.dir)
+        for index in indexes.values():
             tf.probe(index)
+        return indexes
 
     def _unreadable(self, exc: BaseException) -> bool:
         """tantivy reports unreadable files as ValueError (or a Rust panic, a

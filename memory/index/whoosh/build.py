@@ -24,7 +24,6 @@ import contextlib
 import io
 import os
 import threading
-import traceback
 from typing import Any
 
 PARALLEL_MIN_NOTES = 32  # below this, starting worker processes costs more than it saves
@@ -111,6 +110,8 @@ def drop_frames(exc: BaseException) -> None:
     while trace is not None:
         _close_files(list(trace.tb_frame.f_locals.values()), depth=3)
         trace = trace.tb_next
+    import traceback  # here: only a failed build needs it
+
     traceback.clear_frames(exc.__traceback__)
 
 

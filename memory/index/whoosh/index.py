@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from whoosh import index as whoosh_index
-from whoosh.writing import LockError
+from whoosh.index import LockError
 
 from memory.errors import IndexUnavailable
 from memory.index.failures import write_failed
@@ -37,8 +37,9 @@ from memory.index.whoosh.build import (
     open_writer,
     tidy,
 )
+from memory.index.whoosh.known import Stamp, load_known, save_known
 from memory.index.whoosh.opening import looks_like_damage, probe, retrying, stored_notes_of
-from memory.index.whoosh.schema import VERSION, build_schema
+from memory.index.whoosh.schema import VERSION, build_schema, shared_schema
 from memory.index.whoosh.search import WhooshSearcher, weighting
 from memory.index.whoosh.searcher import SharedSearcher
 from memory.index.whoosh.writer import WhooshWriter
@@ -61,7 +62,7 @@ class WhooshIndex(IndexLifecycle[Any]):
                  observer: Observer | None = None) -> None:
         super().__init__(store, counter, notify, observer)
         # what the index holds of each note, by (generation, inode of the index folder)
-        self._known: tuple[tuple[int, int], dict[str, StoredNote]] | None = None
+        self._known: tuple[Stamp, dict[str, StoredNote]] | None = None
         self._documents_added = 0  # by the rebuild under way
         self._searchers = SharedSearcher(self.dir, lambda: retrying(
             lambda: WhooshSearcher(self.open().searcher(weighting=weighting()))))
@@ -73,8 +74,8 @@ class WhooshIndex(IndexLifecycle[Any]):
     def _present(self) -> bool:
         return self.dir.is_dir() and any(self.dir.glob("*.toc"))
 
-    def _probe(self) -> None:
-        retrying(lambda: probe(self.dir))
+    def _probe(self) -> Any:
+        return retrying(lambda: probe(self.dir))
 
     def _unreadable(self, exc: BaseException) -> bool:
         return isinstance(exc, Exception) and not isinstance(exc, IndexUnavailable)
@@ -83,7 +84,7 @@ class WhooshIndex(IndexLifecycle[Any]):
         return looks_like_damage(exc)
 
     def _open_files(self, folder: Path) -> Any:
-        return retrying(lambda: whoosh_index.open_dir(str(folder)))
+        return retrying(lambda: whoosh_index.open_dir(str(folder), schema=shared_schema()))
 
     def _create_files(self, folder: Path) -> Any:
         folder.mkdir(parents=True)
@@ -108,16 +109,29 @@ class WhooshIndex(IndexLifecycle[Any]):
 
     def _stored_notes(self) -> Mapping[str, StoredNote]:
         """Read again only when the index has a new generation (a commit, here or in
-        another process)."""
+        another process); a cold process takes them from the copy beside the index while
+        it is of the same generation (:mod:`.known`)."""
         ix = self.open()
         try:
-            generation = (ix.latest_generation(), os.stat(self.dir).st_ino)
-            if self._known is None or self._known[0] != generation:
-                self._known = (generation, retrying(lambda: stored_notes_of(ix)))
+            stamp = self._stamp(ix)
+            if self._known is None or self._known[0] != stamp:
+                self._known = (stamp, self._read_known(ix, stamp))
             return self._known[1]
         except BaseException:
             self._known = None
             raise
+
+    def _stamp(self, ix: Any) -> Stamp:
+        return ix.latest_generation(), os.stat(self.dir).st_ino
+
+    def _read_known(self, ix: Any, stamp: Stamp) -> dict[str, StoredNote]:
+        kept = load_known(self.dir, stamp)
+        if kept is not None:
+            return kept
+        notes = retrying(lambda: stored_notes_of(ix))
+        if self._stamp(ix) == stamp:  # no commit or swap while they were read
+            save_known(self.dir, stamp, notes)
+        return notes
 
     # -- writing -------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -1,7 +1,7 @@
 """Opening a Whoosh index safely: segment names from the OS's randomness, segment files read
 in place, a retry for the table-of-contents race, a probe, and what counts as damage.
 
-Importing this module installs both patches; :mod:`memory.index.whoosh.index` imports it."""
+Importing this module installs the three patches; :mod:`memory.index.whoosh.index` imports it."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from whoosh import index as whoosh_index
 from whoosh.codec import base as _codec_base
 
 from memory.index.stored import StoredNote
+from memory.index.whoosh import columns as whoosh_columns
 from memory.index.whoosh import files as whoosh_files
+from memory.index.whoosh.schema import shared_schema
 
 _SEGMENT_ALPHABET = string.ascii_lowercase + string.digits
 
@@ -30,6 +32,7 @@ def _os_random_segment_id(cls: type, size: int = 16) -> str:
 # fails. Segment names come from the OS's randomness instead.
 _codec_base.Segment._random_id = classmethod(_os_random_segment_id)
 whoosh_files.install()  # segment files are read in place, not copied (memory/index/whoosh/files.py)
+whoosh_columns.install()  # stored-field offsets summed in C (memory/index/whoosh/columns.py)
 
 
 T = TypeVar("T")
@@ -48,13 +51,16 @@ def retrying(fn: Callable[[], T], attempts: int = 5) -> T:
     raise AssertionError("unreachable")
 
 
-def probe(folder: Path) -> None:
-    ix = whoosh_index.open_dir(str(folder))
+def probe(folder: Path) -> Any:
+    """The index in ``folder``, opened, once a searcher over it could count its documents."""
+    ix = whoosh_index.open_dir(str(folder), schema=shared_schema())
     try:
         with ix.searcher() as searcher:
             searcher.doc_count()
-    finally:
+    except BaseException:
         ix.close()
+        raise
+    return ix
 
 
 def stored_notes_of(ix: Any) -> dict[str, StoredNote]:

@@ -4,6 +4,7 @@ can be those of the kind (:class:`memory.index.whoosh.search.KindBM25F`)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from whoosh import fields
@@ -13,6 +14,15 @@ from memory.index.whoosh.analysis import exact_analyzer, stem_analyzer
 from memory.index.words import ANALYZER_VERSION
 
 VERSION = {"schema": SCHEMA_VERSION, "analyzer": ANALYZER_VERSION}  # the index's version.json
+
+
+@lru_cache(maxsize=1)
+def shared_schema() -> fields.Schema:
+    """The schema an index of this version holds, built once per process. Opening an index
+    with it skips unpickling the one in each table of contents (every searcher reads one,
+    and each unpickling rebuilds six stemmers): ``version.json`` matching :data:`VERSION` is
+    what says the stored schema is this one."""
+    return build_schema()
 
 
 def build_schema() -> fields.Schema:

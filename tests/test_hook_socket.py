@@ -23,8 +23,9 @@ import pytest
 from conftest import NOTES_BIN
 from memory.config import load_config
 from memory.fronts.entry import HookArgs, hook_args
-from memory.services import hook, hook_socket
-from memory.services.hook_socket import HookSocket, ask, socket_path
+from memory.services import hook, hook_client, hook_socket
+from memory.services.hook_client import ask, client_request, socket_path
+from memory.services.hook_socket import HookSocket
 
 PROMPTS = ["cómo hago rollback de un despliegue", "redis eviction policy", "hola, buenos días",
            "sigue con lo que recomiendes"]
@@ -35,6 +36,13 @@ ROOT_ONLY = pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0,
 def payload(prompt: str, transcript: str = "", session: str = "s1") -> str:
     return json.dumps({"session_id": session, "transcript_path": transcript, "cwd": "/tmp",
                        "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+
+
+def hook_request(store: Path, raw: str, **env: str) -> dict[str, Any]:
+    """What a hook process started here (by this test process) with NOTES_DIR=store sends."""
+    request = client_request(raw, None, None, False,
+                             {**os.environ, "NOTES_DIR": str(store), **env}, os.getcwd())
+    return {**request, "parent": os.getpid()}
 
 
 def run_hook(store: Path, stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -99,10 +107,7 @@ def test_the_server_answers_as_the_hook_process_does(store_dir: Path, tmp_path: 
     running = Server(store_dir, tmp_path / "server.log")
     try:
         running.wait_listening()
-        config = load_config(store_dir)
-        request = {"session": f"hook-{os.getpid()}",  # what a hook process started here sends
-                   "store": hook.store_key(config)}
-        direct = [ask(running.state, {**request, "input": i}) for i in inputs]
+        direct = [ask(running.state, hook_request(store_dir, i)) for i in inputs]
         through = [run_hook(store_dir, i) for i in inputs]
     finally:
         running.stop()
@@ -126,20 +131,24 @@ def test_the_socket_is_the_users_alone(server: Server) -> None:
     assert stat.S_ISSOCK(os.lstat(path).st_mode)
 
 
-def test_the_hook_process_does_not_load_the_cli_or_the_index(server: Server,
+def test_the_hook_process_does_not_load_the_cli_the_config_or_the_index(server: Server,
                                                              store_dir: Path) -> None:
     env = {**os.environ, "NOTES_DIR": str(store_dir)}
-    warm = {"session": "warm-up", "store": hook.store_key(load_config(store_dir)),
-            "input": payload(PROMPTS[0])}  # the server's first answer opens its index: not
-    assert ask(server.state, warm, timeout=60)  # within the hook's 1 s on a loaded machine
+    # the server's first answer opens its index: not within the hook's 1 s on a loaded machine
+    warm = hook_request(store_dir, payload(PROMPTS[0]))
+    assert ask(server.state, warm, timeout=60)
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "memory", "hook",
                            "user-prompt"], input=payload(PROMPTS[0]), capture_output=True,
                           text=True, env=env, timeout=60)
     assert "howto/deploy-production" in done.stdout
     loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines()
               if line.startswith("import time:")}
-    assert "memory.services.hook_socket" in loaded
-    assert not loaded & {"click", "whoosh", "memory.api", "tiktoken", "markdown_it", "yaml"}
+    assert "memory.services.hook_client" in loaded
+    # Answered through the server, the hook process builds no configuration and no index:
+    # not even `dataclasses` (with `inspect`, a sixth of such a hook's time).
+    assert not loaded & {"click", "whoosh", "memory.api", "tiktoken", "markdown_it", "yaml",
+                         "memory.config", "memory.services.hook", "memory.services.hook_socket",
+                         "dataclasses", "inspect", "hashlib", "threading"}
 
 
 def quiet(_: str) -> None:
@@ -275,12 +284,12 @@ def test_requests_are_bounded(tmp_path: Path) -> None:
     listener = listening(state, lambda request: {"output": str(len(request["input"]))})
     try:
         assert ask(state, {"input": "x" * 1000}) == {"output": "1000"}
-        assert ask(state, {"input": "x" * hook_socket.MAX_REQUEST_BYTES}) is None  # not sent
+        assert ask(state, {"input": "x" * hook_client.MAX_REQUEST_BYTES}) is None  # not sent
         with socket.socket(socket.AF_UNIX) as raw:
             raw.connect(str(socket_path(state)))
             raw.settimeout(10)
             try:
-                raw.sendall(b"y" * (hook_socket.MAX_REQUEST_BYTES + 65536))
+                raw.sendall(b"y" * (hook_client.MAX_REQUEST_BYTES + 65536))
                 reply = raw.recv(65536)
             except OSError:  # the server stopped reading and closed: also a refusal
                 reply = b""
@@ -296,11 +305,13 @@ def test_a_server_of_other_settings_is_not_used(store_dir: Path, tmp_path: Path)
     config = load_config(store_dir)
     notes = Notes(config, notify=quiet, front="mcp")
     try:
-        reply = hook.serve_request(notes, {"input": payload("redis"), "session": "s",
-                                           "store": hook.store_key(load_config(tmp_path))})
+        reply = hook.serve_request(notes, hook_request(tmp_path, payload("redis")))
         assert "another store" in reply["error"]
-        same = hook.serve_request(notes, {"input": payload("redis"), "session": "s",
-                                          "store": hook.store_key(config)})
+        other = hook_request(store_dir, payload("redis"), NOTES_BACKEND="tantivy")
+        assert "other settings" in hook.serve_request(notes, other)["error"]
+        gone = hook_request(tmp_path / "missing", payload("redis"))
+        assert "cannot be found" in hook.serve_request(notes, gone)["error"]
+        same = hook.serve_request(notes, hook_request(store_dir, payload("redis")))
         assert "redis" in same["output"]
     finally:
         notes.close()
@@ -309,7 +320,7 @@ def test_a_server_of_other_settings_is_not_used(store_dir: Path, tmp_path: Path)
 def test_a_long_state_folder_gets_a_short_socket(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     path = socket_path(deep)
-    assert len(os.fsencode(str(path))) <= hook_socket.MAX_SOCKET_PATH
+    assert len(os.fsencode(str(path))) <= hook_client.MAX_SOCKET_PATH
     assert path != socket_path(tmp_path / "other")
     listener = listening(deep, lambda _: {"output": "short"})
     try:

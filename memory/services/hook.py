@@ -8,10 +8,11 @@ at most 120 tokens in all, nothing when nothing scores well.
 It never blocks or fails the user's prompt: any problem is logged (stderr and
 ``<state dir>/hook.log``) and the hook exits 0 with no output.
 
-It runs on every prompt, so :func:`main` first asks the store's MCP server, when one runs, to
-answer (:mod:`memory.services.hook_socket`: the same :func:`run_hook` on the server's open
-store), and only then opens the store itself. This module imports the index and the parsers
-only on that second path.
+It runs on every prompt, so the store's MCP server, when one runs, is asked to answer first
+(:mod:`memory.services.hook_client`, before this module is even imported, from
+:mod:`memory.fronts.entry`; the server runs the same :func:`run_hook` on its open store), and
+only then is the store opened here. This module imports the index and the parsers only on
+that second path.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 from memory.config import Config
 from memory.errors import NotesError
 from memory.model.text import fold
-from memory.services import hook_socket
+from memory.services import hook_client
 
 if TYPE_CHECKING:
     from memory.api import Notes
@@ -172,10 +173,11 @@ def run_hook(notes: Notes, raw: str) -> str:
     return hook_output(text) if text else ""
 
 
-def default_session(config: Config) -> str:
+def default_session(config: Config, parent: int | None = None) -> str:
     """The usage log's session of a hook call that names none (as :class:`Notes` makes it
-    for ``front="hook"``): the configured one, else one per parent process."""
-    return config.session or f"hook-{os.getppid()}"
+    for ``front="hook"``): the configured one, else one per parent process (``parent``: the
+    hook process's parent, when another process answers for it)."""
+    return config.session or f"hook-{os.getppid() if parent is None else parent}"
 
 
 def store_key(config: Config) -> str:
@@ -186,15 +188,15 @@ def store_key(config: Config) -> str:
                        config.usage_log, config.usage_queries])
 
 
-def answer(config: Config, raw: str) -> str:
-    """The hook's stdout for ``raw``: from the store's MCP server if one answers, else from
-    the store opened here."""
+def answer(config: Config, raw: str, asked: bool = False) -> str:
+    """The hook's stdout for ``raw``: from the store's MCP server if one answers (unless
+    ``asked`` already), else from the store opened here."""
     if not raw.strip():
         return ""
-    reply = hook_socket.ask(config.state_dir, {"input": raw, "session": default_session(config),
-                                               "store": store_key(config)})
-    if reply is not None and isinstance(reply.get("output"), str):
-        return str(reply["output"])
+    if not asked:
+        output = hook_client.served(raw, str(config.notes_dir), str(config.state_dir), False)
+        if output is not None:
+            return output
     from memory.api import Notes
 
     notes = Notes(config, notify=lambda _: None, front="hook")
@@ -208,36 +210,54 @@ def answer(config: Config, raw: str) -> str:
 
 
 def serve_request(notes: Notes, request: dict[str, Any]) -> dict[str, Any]:
-    """The server's side of :func:`answer`: ``run_hook`` on its open store, logged in the usage
-    log as the hook's call in the hook's session."""
-    if request.get("store") != store_key(notes.config):
-        return {"error": "this server serves another store, or with other settings"}
-    raw, session = request.get("input"), request.get("session")
-    if not isinstance(raw, str) or not isinstance(session, str):
+    """The server's side of :func:`memory.services.hook_client.served`: the hook's store and
+    settings resolved from what it sent, and if they are this server's, ``run_hook`` on its
+    open store, logged in the usage log as the hook's call in the hook's session."""
+    raw, client, parent = request.get("input"), request.get("client"), request.get("parent")
+    if not isinstance(raw, str) or not isinstance(client, dict) or type(parent) is not int:
         return {"error": "the request has no hook input"}
-    return {"output": run_hook(notes.with_front("hook", session), raw)}
-
-
-def main(load: Callable[[], Config], stdin: IO[str] | None = None) -> int:
-    """``notes hook user-prompt``: read the hook's JSON, print what to add (if anything).
-    Exit status 0 whatever happens: a problem is one line on stderr and in the hook's log."""
-    config: Config | None = None
-    stdin = sys.stdin if stdin is None else stdin
     try:
-        raw = "" if stdin is None or stdin.isatty() else stdin.read()
+        config = client_config(client)
+    except (NotesError, OSError, TypeError, ValueError) as exc:
+        return {"error": f"the hook's store cannot be found here ({exc})"}
+    if store_key(config) != store_key(notes.config):
+        return {"error": "this server serves another store, or with other settings"}
+    return {"output": run_hook(notes.with_front("hook", default_session(config, parent)), raw)}
+
+
+def client_config(client: dict[str, Any]) -> Config:
+    """The configuration a hook process builds from what it sent (its flags, environment
+    and folder); raises as :func:`memory.config.load_config` does, or TypeError."""
+    from memory.config import load_config
+
+    env, cwd = client.get("env"), client.get("cwd")
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                            for k, v in env.items()) or not isinstance(cwd, str):
+        raise TypeError("the hook sent no environment or folder")
+    notes_dir, state_dir = client.get("notes_dir"), client.get("state_dir")
+    if not all(v is None or isinstance(v, str) for v in (notes_dir, state_dir)):
+        raise TypeError("the hook sent folders that are not text")
+    return load_config(notes_dir, state_dir, env=env, cwd=Path(cwd),
+                       example=client.get("example") is True)
+
+
+def main(load: Callable[[], Config], stdin: IO[str] | None = None, raw: str | None = None,
+         asked: bool = False) -> int:
+    """``notes hook user-prompt``: read the hook's JSON (or take ``raw``, already read),
+    print what to add (if anything). Exit status 0 whatever happens: a problem is one line
+    on stderr and in the hook's log."""
+    config: Config | None = None
+    try:
+        if raw is None:
+            raw = hook_client.read_input(sys.stdin if stdin is None else stdin)
         config = load()
-        output = answer(config, raw)
+        output = answer(config, raw, asked)
     except Exception as exc:  # the user's prompt must go through whatever happens
         message = f"notes hook: {type(exc).__name__}: {exc}"
         print(message, file=sys.stderr)
         log_problem(_log_dir(config, load), message)
         return 0
-    if output:
-        try:
-            sys.stdout.write(output + "\n")
-            sys.stdout.flush()
-        except OSError:  # Claude Code stopped reading (timed out): nothing more to do
-            pass
+    hook_client.write_output(output)
     return 0
 
 

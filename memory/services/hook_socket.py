@@ -3,12 +3,13 @@
 A cold ``notes hook user-prompt`` process has to import the index and open it before it can
 search; the store's MCP server, when one runs, has all of it open. So the server listens on a
 Unix socket in the store's state folder (``<state>/run/hook.sock``) and answers the hook with
-the same :func:`memory.services.hook.run_hook` on its own open store, and the hook process
-asks it first (with the standard library only), falling back to answering in-process when
-there is no server or it does not answer within :data:`CLIENT_TIMEOUT_S`.
+the same :func:`memory.services.hook.run_hook` on its own open store, and the hook process asks
+it first (:mod:`memory.services.hook_client`, the standard library only), falling back to
+answering in-process when there is no server or it does not answer within
+:data:`CLIENT_TIMEOUT_S`.
 
-The socket is as sensitive as the notes (it answers with their ids and titles, and what it
-says goes into the model's context), so both ends check each other:
+The socket is as sensitive as the notes (it answers with their ids and titles, and what it says
+goes into the model's context), so both ends check each other:
 
 - the folder holding it is the user's own and only theirs (mode 0700, not a symlink); the
   server creates it so, or tightens a folder of its own that is wider, and refuses one that
@@ -19,72 +20,43 @@ says goes into the model's context), so both ends check each other:
 A path too long for a socket address (about 100 bytes) is replaced by a short one in
 ``/tmp/notes-memory-<uid>/`` (same checks), named by a digest of the state folder.
 
-One request per connection: a JSON line ``{"v": 1, "input": …, "session": …, "store": …}``,
-at most :data:`MAX_REQUEST_BYTES`; the answer is one JSON line, ``{"output": …}`` or
-``{"error": …}``. The server handles at most :data:`MAX_WORKERS` connections at once (more are
-closed at once, and their hooks answer in-process), each within :data:`SERVER_TIMEOUT_S`.
-A socket file left by a killed server is replaced by the next server; a server removes its
-own socket when it stops, and takes the path back if it disappears while it runs (another
-server for the same store that stopped).
+One request per connection: a JSON line ``{"v": 2, "input": …, "parent": …, "client": {…}}``
+(what the hook's configuration is built from: :mod:`memory.services.hook_client`), at most
+:data:`MAX_REQUEST_BYTES`; the answer is one JSON line, ``{"output": …}`` or ``{"error": …}``.
+The server handles at most :data:`MAX_WORKERS` connections at once (more are closed at once,
+and their hooks answer in-process), each within :data:`SERVER_TIMEOUT_S`. A socket file left by
+a killed server is replaced by the next server; a server removes its own socket when it stops,
+and takes the path back if it disappears while it runs (another server for the same store that
+stopped).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
-import stat
-import struct
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-PROTOCOL = 1
-FOLDER_NAME = "run"
-SOCKET_NAME = "hook.sock"
-MAX_SOCKET_PATH = 100  # bytes; sun_path holds 108 on Linux, 104 on macOS
-SHORT_ROOT = Path("/tmp")
-MAX_REQUEST_BYTES = 1 << 20  # a longer prompt is answered in-process
-MAX_RESPONSE_BYTES = 1 << 20
-CLIENT_TIMEOUT_S = 1.0  # connect, send and receive, in all
+from memory.services.hook_client import (
+    MAX_REQUEST_BYTES,
+    PROTOCOL,
+    folder_problem,
+    peer_uid,
+    read_line,
+    socket_path,
+    uid,
+)
+
 SERVER_TIMEOUT_S = 5.0  # a connection that sends nothing is closed after this
 MAX_WORKERS = 4
 CHECK_EVERY_S = 2.0  # how often a server looks that its socket file is still there
 
 Answer = Callable[[dict[str, Any]], dict[str, Any]]
 Log = Callable[[str], None]
-
-
-def socket_path(state_dir: Path) -> Path:
-    """Where the hook socket of the store whose state folder is ``state_dir`` lives."""
-    path = state_dir / FOLDER_NAME / SOCKET_NAME
-    if len(os.fsencode(str(path))) <= MAX_SOCKET_PATH:
-        return path
-    digest = hashlib.sha256(os.fsencode(str(state_dir))).hexdigest()[:24]
-    return SHORT_ROOT / f"notes-memory-{_uid()}" / f"{digest}.sock"
-
-
-def _uid() -> int:
-    return os.getuid() if hasattr(os, "getuid") else -1
-
-
-def folder_problem(folder: Path) -> str:
-    """Why ``folder`` is not fit to hold the socket ("" when it is): it must be a real
-    folder (not a symlink) of this user that no one else may enter."""
-    try:
-        info = os.lstat(folder)
-    except OSError as exc:
-        return f"{folder} cannot be read ({exc.strerror})"
-    if not stat.S_ISDIR(info.st_mode):
-        return f"{folder} is not a folder"
-    if info.st_uid != _uid():
-        return f"{folder} belongs to another user (uid {info.st_uid})"
-    if info.st_mode & 0o077:
-        return f"{folder} is open to others (mode {stat.S_IMODE(info.st_mode):o})"
-    return ""
 
 
 def private_folder(folder: Path) -> str:
@@ -104,71 +76,6 @@ def private_folder(folder: Path) -> str:
             return f"{problem}, and cannot be closed ({exc.strerror})"
         problem = folder_problem(folder)
     return problem
-
-
-def _peer_uid(sock: socket.socket) -> int | None:
-    """The user id of the process at the other end (Linux; None elsewhere)."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
-    raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    return int(struct.unpack("3i", raw)[1])
-
-
-def _read_line(sock: socket.socket, limit: int, deadline: float) -> bytes | None:
-    """Bytes up to the first newline (or the end), None past ``limit`` or the deadline."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return None
-        sock.settimeout(left)
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-        if b"\n" in chunk:
-            break
-        if size > limit:
-            return None
-    data = b"".join(chunks).partition(b"\n")[0]
-    return data if len(data) <= limit else None
-
-
-# -- the client (the hook process) ------------------------------------------------------------
-def ask(state_dir: Path, request: dict[str, Any],
-        timeout: float = CLIENT_TIMEOUT_S) -> dict[str, Any] | None:
-    """The server's answer to ``request``, or None: no server, not ours, too slow, or an
-    answer that is not one (the caller then answers in-process)."""
-    path = socket_path(state_dir)
-    payload = json.dumps({"v": PROTOCOL, **request}, ensure_ascii=False).encode() + b"\n"
-    if len(payload) > MAX_REQUEST_BYTES or folder_problem(path.parent):
-        return None
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISSOCK(info.st_mode) or info.st_uid != _uid():
-        return None
-    deadline = time.monotonic() + timeout
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(timeout)
-            sock.connect(str(path))
-            if _peer_uid(sock) not in (None, _uid()):
-                return None
-            sock.sendall(payload)
-            sock.shutdown(socket.SHUT_WR)
-            line = _read_line(sock, MAX_RESPONSE_BYTES, deadline)
-    except OSError:  # refused (a stale socket), reset, timed out
-        return None
-    try:
-        answer = json.loads(line) if line else None
-    except ValueError:
-        return None
-    return answer if isinstance(answer, dict) else None
 
 
 # -- the server (a thread of the MCP server) --------------------------------------------------
@@ -268,9 +175,9 @@ class HookSocket:
     def _handle(self, conn: socket.socket) -> None:
         try:
             with conn:
-                if _peer_uid(conn) not in (None, _uid()):
+                if peer_uid(conn) not in (None, uid()):
                     return
-                line = _read_line(conn, MAX_REQUEST_BYTES,
+                line = read_line(conn, MAX_REQUEST_BYTES,
                                   time.monotonic() + SERVER_TIMEOUT_S)
                 reply = self._reply(line)
                 conn.settimeout(SERVER_TIMEOUT_S)

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from memory.api import Notes
-from memory.config import EXAMPLE_STORE, STORE_MARKER, Config, StoreChoice, choose_store
+from memory.config import Config
 from memory.errors import NotesError
 from memory.index.scan import changed_files
+from memory.locate import EXAMPLE_STORE, STORE_MARKER, StoreChoice, choose_store
 from memory.services.install import (
     PROJECT_DIR_ARG,
     PROJECT_DIR_SHELL,

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory.api import Notes
-from memory.config import EXAMPLE_STORE, STATE_FOLDER, STORE_MARKER, Config, store_above
+from memory.config import Config
 from memory.errors import ConfigError
+from memory.locate import EXAMPLE_STORE, STATE_FOLDER, STORE_MARKER, store_above
 from memory.state.safe_files import write_atomic
 
 STARTER_NOTE = "start-here"

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
-from memory.config import Config, StoreChoice, choose_store, default_store, load_config
+from memory.config import Config, load_config
 from memory.errors import ConfigError
 from memory.fronts import render
+from memory.locate import StoreChoice, choose_store, default_store
 
 if TYPE_CHECKING:  # the modules behind the commands load when a command runs, so that the
     # hook and the ladder commands do not pay for them at start

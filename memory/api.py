@@ -35,7 +35,6 @@ from memory.index import (
     WrittenNote,
     make_index,
 )
-from memory.model.note import Note
 from memory.model.results import NoteSummary, WriteResult
 from memory.model.text import excerpt
 from memory.retrieval import answers
@@ -52,6 +51,7 @@ from memory.state.tokens import CHARS_PER_TOKEN, TokenCounter
 from memory.state.usage import UsageLog
 
 if TYPE_CHECKING:  # the writes' and the check's modules are imported when first used
+    from memory.model.note import Note
     from memory.retrieval.recall import Recalled
     from memory.state.check import FileProblem
     from memory.state.integrity import HistoryGuard, Repair

@@ -11,11 +11,13 @@ stored as :mod:`memory.index.stored` types.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memory.model.note import Note, Section
 from memory.state.store import LoadedNote
 from memory.state.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from memory.model.note import Note, Section
 
 SCHEMA_VERSION = 6  # 6: a note without a state indexes its top part as one
 

@@ -32,7 +32,6 @@ from memory.index import (
     parse_query,
     vagueness,
 )
-from memory.model.note import Section
 from memory.model.text import excerpt, split_lines
 from memory.retrieval.context import aboutness, blended_search, keep_named_first, names
 from memory.retrieval.levers import DEFAULT, Levers
@@ -40,8 +39,10 @@ from memory.retrieval.routing import route_notes
 from memory.state.store import LoadedNote, Store
 from memory.state.tokens import TokenCounter
 
-if TYPE_CHECKING:  # the maps' and reads' modules are imported by the rungs that use them, so
-    # that a process that only suggests (the prompt hook) does not load them
+# The maps' and reads' modules are imported by the rungs that use them, and the parser when a
+# note is read, so that a process that only suggests (the prompt hook) does not load them.
+if TYPE_CHECKING:
+    from memory.model.note import Section
     from memory.retrieval.recall import Recalled
     from memory.retrieval.section_scores import Evidence
     from memory.retrieval.zoom import BlockRange, Window

@@ -19,10 +19,10 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memory.config import Config
 from memory.errors import InvalidNoteId, NoteNotFound
-from memory.model.note import Note, Problem, parse_note
 from memory.model.text import excerpt
 from memory.state.safe_files import (
     Snapshot,
@@ -31,6 +31,9 @@ from memory.state.safe_files import (
     storage_error,
     write_atomic,
 )
+
+if TYPE_CHECKING:  # the parser is imported when a note is first read (see load_bytes)
+    from memory.model.note import Note, Problem
 
 _MAX_ID_LENGTH = 200
 _MAX_PART_BYTES = 200  # a file name holds 255 bytes; ".md" and a writer's temp name need room
@@ -147,6 +150,8 @@ class Store:
         return self.load_bytes(note_id, path, raw, path.stat().st_size)
 
     def load_bytes(self, note_id: str, path: Path, raw: bytes, size: int) -> LoadedNote:
+        from memory.model.note import Problem, parse_note  # here: a search reads no note
+
         digest = hashlib.sha256(raw).hexdigest()
         problems: list[Problem] = []
         if size > self.config.max_note_bytes:
@@ -261,6 +266,8 @@ def closest_ids(wanted: str, known: list[str], limit: int = 5) -> list[str]:
 
 
 def _decode(raw: bytes, problems: list[Problem]) -> str:
+    from memory.model.note import Problem
+
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

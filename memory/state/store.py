@@ -33,7 +33,8 @@ from memory.state.safe_files import (
 )
 
 if TYPE_CHECKING:  # the parser is imported when a note is first read (see load_bytes)
-    from memory.model.note import Note, Problem
+    from memory.model.front_matter import Problem
+    from memory.model.note import Note
 
 _MAX_ID_LENGTH = 200
 _MAX_PART_BYTES = 200  # a file name holds 255 bytes; ".md" and a writer's temp name need room
@@ -150,7 +151,8 @@ class Store:
         return self.load_bytes(note_id, path, raw, path.stat().st_size)
 
     def load_bytes(self, note_id: str, path: Path, raw: bytes, size: int) -> LoadedNote:
-        from memory.model.note import Problem, parse_note  # here: a search reads no note
+        from memory.model.front_matter import Problem  # here: a search reads no note
+        from memory.model.note import parse_note
 
         digest = hashlib.sha256(raw).hexdigest()
         problems: list[Problem] = []
@@ -266,7 +268,7 @@ def closest_ids(wanted: str, known: list[str], limit: int = 5) -> list[str]:
 
 
 def _decode(raw: bytes, problems: list[Problem]) -> str:
-    from memory.model.note import Problem
+    from memory.model.front_matter import Problem
 
     try:
         return raw.decode("utf-8")

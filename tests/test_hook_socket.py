@@ -360,3 +360,16 @@ def test_a_notes_path_that_is_a_file_does_not_fail_the_prompt(tmp_path: Path) ->
     result = run_hook(tmp_path, payload("redis"), "--notes", str(file))
     assert result.returncode == 0 and result.stdout == ""
     assert "notes hook:" in result.stderr
+
+
+def test_the_request_carries_what_the_config_is_built_from_and_no_secret() -> None:
+    env = {"NOTES_DIR": "/n", "NOTES_BACKEND": "whoosh", "NOTES_HTTP_TOKEN": "s3cret",
+           "HOME": "/home/u", "XDG_CACHE_HOME": "/c", "PATH": "/bin", "AWS_SECRET": "x"}
+    request = client_request("{}", "/n", None, False, env, "/work")
+    assert request["client"] == {"notes_dir": "/n", "state_dir": None, "example": False,
+                                 "cwd": "/work", "env": {"NOTES_DIR": "/n",
+                                                         "NOTES_BACKEND": "whoosh",
+                                                         "HOME": "/home/u",
+                                                         "XDG_CACHE_HOME": "/c"}}
+    assert request["parent"] == os.getppid() and request["input"] == "{}"
+

@@ -163,7 +163,8 @@ def write_output(output: str) -> None:
 def client_request(raw: str, notes_dir: str | None, state_dir: str | None, example: bool,
                    env: Mapping[str, str], cwd: str) -> dict[str, Any]:
     """What the server needs to answer ``raw`` as this hook process would."""
-    kept = {k: v for k, v in env.items() if k.startswith("NOTES_") or k in LOCATION_ENV}
+    kept = {k: v for k, v in env.items()  # not the HTTP token: the hook's answer never needs it
+            if (k.startswith("NOTES_") and not k.startswith("NOTES_HTTP_")) or k in LOCATION_ENV}
     return {"input": raw, "parent": os.getppid(),
             "client": {"notes_dir": notes_dir, "state_dir": state_dir, "example": example,
                        "env": kept, "cwd": cwd}}

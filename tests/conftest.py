@@ -85,6 +85,17 @@ def store_dir(tmp_path: Path, indexed_example: Path) -> Path:
     return target
 
 
+def copy_state(store: Path, target: Path) -> Path:
+    """``target`` (a state folder for NOTES_STATE_DIR, perhaps on a small disk) holding a copy
+    of ``store``'s state as ``store_dir`` has it: the index, ledger and caches of the example,
+    fresh for its notes. A test that needs the index to exist in its own state folder starts
+    from this instead of building it (3-4 s of CPU a build); the tests of building take a
+    state folder of their own that is empty."""
+    shutil.copytree(store / ".notes", target, copy_function=shutil.copy2, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("index.lock"))
+    return target
+
+
 @pytest.fixture
 def unindexed_store(tmp_path: Path) -> Path:
     """A private copy of notes_example/ without any state: no index, ledger or caches (in its

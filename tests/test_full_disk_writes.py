@@ -19,7 +19,7 @@ from disks import fill_disk, mounted_tmpfs
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import ROOT, RunCli
+from conftest import ROOT, RunCli, copy_state
 from memory.model.note import parse_note
 from reliability import Figures
 
@@ -30,7 +30,7 @@ NOTE = "infra/redis"
 def full_state(run_cli_process: RunCli, store_dir: Path, tmp_path: Path) -> Iterator[Path]:
     """The store's state (index, ledger, caches, a lock file) on a tmpfs, then filled."""
     with mounted_tmpfs(tmp_path / "disk", 48) as disk:
-        env = {"NOTES_STATE_DIR": str(disk)}
+        env = {"NOTES_STATE_DIR": str(copy_state(store_dir, disk))}  # the index, not rebuilt
         assert run_cli_process("log", NOTE, "--title", "before", input="room left\n",
                                env=env).returncode == 0
         assert run_cli_process("suggest", "redis", env=env).returncode == 0

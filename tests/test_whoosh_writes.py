@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 from whoosh.multiproc import SubWriterTask
 
-from conftest import NOTES_BIN
+from conftest import EXAMPLE, NOTES_BIN
 from memory import Notes, load_config
 from memory.index.whoosh import build as whoosh_build
 from memory.index.whoosh.build import build_procs
@@ -36,6 +37,39 @@ def built_notes(store: Path, state: Path, procs: int, messages: list[str]) -> No
     notes.index.build_procs = procs
     notes.refresh_index(rebuild=True)
     return notes
+
+
+def prebuilt_notes(store: Path) -> Notes:
+    """``store``'s own index as the ``store_dir`` fixture gives it (a copy of the example's,
+    built once per session): for tests of what later commits do, which need an index of the
+    example to start from, not a build of their own."""
+    config = dataclasses.replace(load_config(store), backend="whoosh", usage_log=False)
+    return Notes(config, notify=lambda _: None)
+
+
+@dataclasses.dataclass(frozen=True)
+class Built:
+    """What the tests compare of an index: its segments, documents, answers and notes."""
+    segments: int
+    documents: int
+    answers: list[object]
+    notes: list[str]
+
+
+def measured(notes: Notes) -> Built:
+    built = Built(len(segment_files(notes)), notes.index.open().doc_count_all(), answers(notes),
+                  [n.note for n in notes.list_notes()])
+    notes.close()
+    return built
+
+
+@pytest.fixture(scope="module")
+def one_process_build(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The example's index built in one process, once for the tests that compare a build by
+    workers with it (they only read it)."""
+    store = tmp_path_factory.mktemp("one-process") / "notes"
+    shutil.copytree(EXAMPLE, store, ignore=shutil.ignore_patterns(".*"))
+    return measured(built_notes(store, store.parent / "state", 1, []))
 
 
 def answers(notes: Notes) -> list[object]:
@@ -56,21 +90,21 @@ def segment_files(notes: Notes) -> list[str]:
 
 
 @needs_fork
-def test_workers_build_the_same_index_as_one_process(store_dir: Path, tmp_path: Path) -> None:
-    serial = built_notes(store_dir, tmp_path / "one", 1, [])
-    parallel = built_notes(store_dir, tmp_path / "two", 2, [])
-    assert len(segment_files(serial)) == 1
-    assert len(segment_files(parallel)) == 2  # one per worker: the parallel path ran
-    assert parallel.index.open().doc_count_all() == serial.index.open().doc_count_all()
-    assert answers(parallel) == answers(serial)
-    assert [n.note for n in parallel.list_notes()] == [n.note for n in serial.list_notes()]
-    serial.close()
-    parallel.close()
+def test_workers_build_the_same_index_as_one_process(store_dir: Path, tmp_path: Path,
+                                                     one_process_build: Built) -> None:
+    serial = one_process_build
+    parallel = measured(built_notes(store_dir, tmp_path / "two", 2, []))
+    assert serial.segments == 1
+    assert parallel.segments == 2  # one per worker: the parallel path ran
+    assert parallel.documents == serial.documents
+    assert parallel.answers == serial.answers
+    assert parallel.notes == serial.notes
 
 
 @needs_fork
 def test_a_worker_that_dies_costs_a_second_build_not_documents(
-        store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        one_process_build: Built) -> None:
     def die(self: SubWriterTask, filename: str, doc_count: int) -> None:
         os._exit(3)  # in the forked worker only: this process never calls it
 
@@ -80,11 +114,9 @@ def test_a_worker_that_dies_costs_a_second_build_not_documents(
     assert any("building the index again in this process" in m for m in messages), messages
     assert len(segment_files(notes)) == 1
     monkeypatch.undo()
-    reference = built_notes(store_dir, tmp_path / "reference", 1, [])
-    assert notes.index.open().doc_count_all() == reference.index.open().doc_count_all()
-    assert answers(notes) == answers(reference)
-    notes.close()
-    reference.close()
+    again = measured(notes)
+    assert again.documents == one_process_build.documents
+    assert again.answers == one_process_build.answers
 
 
 @needs_fork
@@ -142,7 +174,7 @@ def small_count(notes: Notes) -> int:
 
 def test_quick_commits_merge_nothing_until_tidy_merges_them(store_dir: Path,
                                                             tmp_path: Path) -> None:
-    notes = built_notes(store_dir, tmp_path / "state", 1, [])
+    notes = prebuilt_notes(store_dir)
     targets = ["infra/redis", "infra/ci-pipeline", "infra/terraform"]
     for number, note in enumerate(targets):
         edit(store_dir, note, f"zqquick{number}")
@@ -168,9 +200,8 @@ def first_notes(notes: Notes) -> list[str]:
     return [notes.suggest(case["question"]).hits[0].note for case in GOLDEN]
 
 
-def test_a_commit_merges_once_enough_small_segments_wait(store_dir: Path,
-                                                         tmp_path: Path) -> None:
-    notes = built_notes(store_dir, tmp_path / "state", 1, [])
+def test_a_commit_merges_once_enough_small_segments_wait(store_dir: Path) -> None:
+    notes = prebuilt_notes(store_dir)
     counts = []
     for number in range(whoosh_build.MERGE_AT):
         edit(store_dir, "infra/redis", f"zqmerge{number}")
@@ -182,20 +213,18 @@ def test_a_commit_merges_once_enough_small_segments_wait(store_dir: Path,
     notes.close()
 
 
-def test_notes_index_tidies(store_dir: Path, tmp_path: Path) -> None:
-    notes = built_notes(store_dir, tmp_path / "state", 1, [])
+def test_notes_index_tidies(store_dir: Path) -> None:
+    notes = prebuilt_notes(store_dir)
     for number in range(2):
         edit(store_dir, "infra/redis", f"zqcli{number}")
         notes.refresh_index()
     assert small_count(notes) == 2
     notes.close()
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTES_")}
-    env |= {"NOTES_DIR": str(store_dir), "NOTES_STATE_DIR": str(tmp_path / "state")}
+    env |= {"NOTES_DIR": str(store_dir), "NOTES_BACKEND": "whoosh"}
     done = subprocess.run([NOTES_BIN, "index"], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    config = dataclasses.replace(load_config(store_dir, tmp_path / "state"), backend="whoosh",
-                                 usage_log=False)
-    after = Notes(config, notify=lambda _: None)
+    after = prebuilt_notes(store_dir)
     assert small_count(after) == 1
     assert [h.note for h in after.suggest("zqcli1").hits] == ["infra/redis"]
     after.close()

@@ -45,12 +45,16 @@ def config_for(store: Path, backend: str) -> Config:
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def built(request: pytest.FixtureRequest,
-          tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """The example store with this backend's index built (once per module)."""
+def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+          indexed_example: Path) -> Iterator[tuple[str, Path]]:
+    """The example store with this backend's index built (once per module; Whoosh's is the
+    session's ``indexed_example``, the index every ``store_dir`` has, not built again)."""
     backend = str(request.param)
     store = tmp_path_factory.mktemp(f"built-{backend}") / "notes"
-    shutil.copytree(EXAMPLE, store, ignore=shutil.ignore_patterns(".*"))
+    if backend == "whoosh":
+        shutil.copytree(indexed_example, store, ignore=shutil.ignore_patterns("index.lock"))
+    else:
+        shutil.copytree(EXAMPLE, store, ignore=shutil.ignore_patterns(".*"))
     notes = Notes(config_for(store, backend), notify=lambda _: None)
     notes.refresh_index()
     notes.close()

@@ -12,7 +12,7 @@ import pytest
 from fastmcp import Client
 from fastmcp.exceptions import ToolError
 
-from conftest import NOTES_BIN, RunCli
+from conftest import NOTES_BIN, RunCli, copy_state
 from memory import Notes, load_config
 from memory.fronts.mcp.server import create_server
 from memory.model.note import parse_note
@@ -106,7 +106,7 @@ def test_the_state_folder_is_never_taken_for_notes(tmp_path: Path, store_dir: Pa
     of its own (what a restore took out): it is not indexed, and the watcher ignores it."""
     from memory.state.watch import Debouncer
 
-    state = store_dir / "state"
+    state = copy_state(store_dir, store_dir / "state")  # the example's index, not built again
     notes = Notes(load_config(store_dir, state), notify=lambda _: None)
     try:
         (state / "taken-out").mkdir(parents=True)

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_hook import write_transcript
 
-from conftest import EXAMPLE, NOTES_BIN, RunCli
+from conftest import NOTES_BIN, RunCli
 from memory import load_config
 from memory.api import Notes
 from memory.fronts.mcp.server import create_server
@@ -48,11 +48,12 @@ PG_CONTEXT = ("Jonas cambió la contraseña con gcloud sql users set-password y 
 
 
 @pytest.fixture(scope="module")
-def lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Notes]:
-    """One indexed copy of notes_example/ for the library tests (they only read)."""
+def lib(tmp_path_factory: pytest.TempPathFactory, indexed_example: Path) -> Iterator[Notes]:
+    """One indexed copy of notes_example/ for the library tests (they only read): a copy of
+    the session's ``indexed_example``, index included."""
     root = tmp_path_factory.mktemp("context")
-    shutil.copytree(EXAMPLE, root / "notes", ignore=shutil.ignore_patterns(".*"))
-    config = dataclasses.replace(load_config(root / "notes", root / "state"), usage_log=False)
+    shutil.copytree(indexed_example, root / "notes", ignore=shutil.ignore_patterns("index.lock"))
+    config = dataclasses.replace(load_config(root / "notes"), usage_log=False)
     found = Notes(config, notify=lambda _: None)  # no usage log: no session prior between tests
     yield found
     found.close()

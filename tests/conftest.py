@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import multiprocessing
 import os
 import shutil
@@ -62,15 +63,35 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture(scope="session")
 def indexed_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """notes_example/ with its state folder as `notes index` leaves it (the index, the
-    ledger, the token cache), built once per test session (per worker under xdist)."""
-    target = tmp_path_factory.mktemp("example") / "notes"
-    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".*"))
-    built = Notes(load_config(target, env={}), notify=lambda _: None)
-    try:
-        built.index.refresh()
-    finally:
-        built.close()
+    ledger, the token cache), built once per test session: under xdist by the first worker
+    that needs it, in the folder all the workers share, while the others wait for it. Tests
+    only copy it (``store_dir``); none writes to it."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # popen-gwN's parent: the run's folder, the same for every worker
+    target = root / "indexed-example" / "notes"
+    with open(root / "indexed-example.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (target.parent / "built").exists():
+            _build_example(target)
+            (target.parent / "built").touch()
     return target
+
+
+_BUILD = ("import sys\nfrom memory import Notes, load_config\n"
+          "built = Notes(load_config(sys.argv[1], env={}), notify=lambda _: None)\n"
+          "built.index.refresh()\nbuilt.close()\n")
+
+
+def _build_example(target: Path) -> None:
+    """A copy of notes_example/ in ``target``, indexed by a process of its own: one with no
+    other threads, so the build runs on every core, as `notes index` does (a pytest-xdist
+    worker has threads, and would build in one process)."""
+    shutil.rmtree(target.parent, ignore_errors=True)
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".*"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTES_")}
+    subprocess.run([sys.executable, "-c", _BUILD, str(target)], env=env, check=True,
+                   timeout=300)
 
 
 @pytest.fixture

@@ -220,9 +220,33 @@ def run_cli_process(store_dir: Path) -> RunCli:
 
 @pytest.fixture
 def figures(request: pytest.FixtureRequest) -> Iterator[Figures]:
-    """Rows for docs/reliability.md under this test's title (see tests/reliability.py)."""
+    """Rows for docs/reliability.md under this test's title (see tests/reliability.py), in
+    the order of the collection as written (not the order the tests run in, below)."""
     doc = (request.function.__doc__ or request.function.__name__).strip().splitlines()[0]
-    yield Figures(doc, order=request.session.items.index(request.node))
+    yield Figures(doc, order=request.node.stash[COLLECTED_AT])
+
+
+COLLECTED_AT = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests first: those marked ``slow(SECONDS)``, longest first, then the rest
+    in collection order. pytest-xdist hands each worker a contiguous share of the collection,
+    and an idle worker takes tests from the end of a busy one's (worksteal); a 40 s test that
+    starts last leaves the other worker idle for those 40 s. Started first, the long tests
+    run while short ones fill the other worker, and the run ends on short tests. SECONDS is
+    about what the test takes in a run of the whole suite on 2 cores (`--durations`); only
+    the order depends on it. Tests that share a module fixture take the same SECONDS, so that
+    they stay side by side."""
+    for position, item in enumerate(items):
+        item.stash[COLLECTED_AT] = position
+    items.sort(key=_expected_seconds, reverse=True)  # stable: equal keys keep their order
+
+
+def _expected_seconds(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("slow")
+    return float(marker.args[0]) if marker is not None and marker.args else 0.0
 
 
 @pytest.hookimpl(tryfirst=True)

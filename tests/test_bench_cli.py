@@ -21,6 +21,7 @@ def notes(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=300, env=dict(os.environ))
 
 
+@pytest.mark.slow(30)
 def test_from_locomo_then_run(tmp_path: Path) -> None:
     shared_file(LOCOMO)
     bench = tmp_path / "locomo"

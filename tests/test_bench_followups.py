@@ -166,6 +166,7 @@ def test_most_temporal_questions_resolve_against_their_date() -> None:
     assert len(resolved) >= 10
 
 
+@pytest.mark.slow(25)
 def test_make_bench_then_run(tmp_path: Path) -> None:
     out = tmp_path / "followups"
     made = subprocess.run([sys.executable, str(BENCH / "make_bench.py"), str(out)],

@@ -47,6 +47,7 @@ def _report(out: Path, bench: str) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow(17)
 def test_every_bench_built_run_and_summarised(small_locomo: Path, tmp_path: Path) -> None:
     out, work = tmp_path / "out", tmp_path / "work"
     ran = notes("bench", "visible", "--locomo", str(small_locomo), "--work", str(work),

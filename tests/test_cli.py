@@ -10,6 +10,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import RunCli
 
 
@@ -139,6 +141,7 @@ def test_check_reports_broken_copy_with_file_and_line(run_cli_process: RunCli,
     assert {p["code"] for p in data} >= {"bad-yaml", "missing-state"}
 
 
+@pytest.mark.slow(11)
 def test_index_and_rebuild(run_cli_process: RunCli, unindexed_store: Path) -> None:
     store_dir = unindexed_store
 

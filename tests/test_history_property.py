@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -86,3 +87,4 @@ class HistoryMachine(RuleBasedStateMachine):
 HistoryMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=15,
                                            deadline=None)
 test_history_is_kept = HistoryMachine.TestCase
+test_history_is_kept.pytestmark = [pytest.mark.slow(15)]  # run early: tests/conftest.py

@@ -137,6 +137,7 @@ def test_block_route_lifts_the_note_holding_the_best_paragraph(tmp_path: Path) -
     assert fused["work/short"] / fused["work/long"] > plain["work/short"] / plain["work/long"]
 
 
+@pytest.mark.slow(13)
 def test_bench_run_takes_levers(tmp_path: Path) -> None:
     """`notes bench run --levers`: the report names the levers on; an unknown one is an
     error that lists the levers."""
@@ -161,6 +162,7 @@ def test_bench_run_takes_levers(tmp_path: Path) -> None:
         in wrong.stderr
 
 
+@pytest.mark.slow(13)
 def test_bench_visible_takes_levers(tmp_path: Path) -> None:
     """`notes bench visible --levers`: every bench's report names the levers it ran with."""
     import json

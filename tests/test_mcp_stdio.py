@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -68,6 +69,7 @@ async def _edit_and_wait_for_watcher(store_dir: Path, log: Path) -> None:
                          + log.read_text()[-2000:])
 
 
+@pytest.mark.slow(11)
 async def test_stdout_carries_only_the_protocol(unindexed_store: Path, tmp_path: Path) -> None:
     """With the index missing, the rebuild message goes to stderr; the client still works."""
     log = tmp_path / "server.log"

@@ -86,6 +86,7 @@ def test_queries_name_their_notes(generated: Path) -> None:
             assert note.section(query.section) is not None, query
 
 
+@pytest.mark.slow(60)
 def test_bench_perf_end_to_end(tmp_path: Path) -> None:
     import importlib.util
 

@@ -107,6 +107,7 @@ def _ladder_worker(store: str, state: str, worker: int, count: int) -> None:
     notes.close()
 
 
+@pytest.mark.slow(10)
 def test_four_processes_log_800_calls_while_promote_runs(notes: Notes, store_dir: Path) -> None:
     notes.suggest("warm the index")
     assert notes.usage is not None

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -94,6 +95,7 @@ def test_status_fails_when_something_is_broken(tmp_path: Path) -> None:
     assert text.returncode == 1 and "error: " in text.stdout
 
 
+@pytest.mark.slow(10)
 async def test_serve_says_which_store_and_when_to_write(tmp_path: Path) -> None:
     store = tmp_path / "mine"
     assert notes("init", str(store), cwd=tmp_path).returncode == 0

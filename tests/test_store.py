@@ -73,6 +73,7 @@ def _append_many(store: str, state: str, worker: int, count: int) -> None:
     notes.close()
 
 
+@pytest.mark.slow(15)
 def test_four_processes_appending_lose_nothing(notes: Notes) -> None:
     notes.create_note("shared/log", "Shared log", [])
     ctx = worker_processes()
@@ -90,6 +91,7 @@ def test_four_processes_appending_lose_nothing(notes: Notes) -> None:
     assert not [p for p in note.problems if p.severity == "error"]
 
 
+@pytest.mark.slow(35)
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(bodies=st.lists(st.text(max_size=80), min_size=1, max_size=5))

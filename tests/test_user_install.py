@@ -17,7 +17,7 @@ from test_import import MEMORY_INDEX, RELEASE, write
 from memory.services.importer import claude_project_slug
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(45)  # the wheel, the venv, the install: see tests/conftest.py
 
 
 @pytest.fixture(scope="module")

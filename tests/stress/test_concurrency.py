@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import worker_processes
 from memory import Notes, load_config
 from memory.model.note import parse_note
@@ -61,6 +63,7 @@ async def _all_mcp(store: Path, tmp: Path, until: float, written: list[str],
                            for w in range(MCP_WRITERS)))
 
 
+@pytest.mark.slow(40)
 def test_eight_writers_through_cli_and_mcp(store_dir: Path, tmp_path: Path,
                                            figures: Figures) -> None:
     """Concurrent writers: 2 CLI and 6 MCP server processes append to the same 8 notes"""
@@ -113,6 +116,7 @@ def _body(worker: int, rnd: int) -> str:
 STATE_ROUNDS = max(8, round(1.5 * SECONDS))  # 12 by default, 90 for docs/reliability.md
 
 
+@pytest.mark.slow(20)
 def test_concurrent_write_state_last_one_wins_whole(store_dir: Path, figures: Figures) -> None:
     """Concurrent write_state: 8 processes replace the same state, 1.5 times a stress second each"""
     notes = Notes(load_config(store_dir), notify=lambda _: None)

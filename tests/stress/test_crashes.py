@@ -10,6 +10,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from memory import Notes, load_config
 from memory.model.note import parse_note
 from stress.helpers import SECONDS, Figures, stdio_session, text_of
@@ -50,6 +52,7 @@ def _check_note(path: Path, previous: list[str]) -> list[str]:
     return titles
 
 
+@pytest.mark.slow(15)
 def test_sigkill_at_random_moments(store_dir: Path, figures: Figures) -> None:
     """Crashes: a writer killed with SIGKILL at random moments (10 per NOTES_STRESS_SECONDS)"""
     notes = Notes(load_config(store_dir), notify=lambda _: None)
@@ -108,6 +111,7 @@ async def _damage_while_serving(store: Path, log: Path, figures: Figures) -> Non
                             f"{elapsed:.2f} s")
 
 
+@pytest.mark.slow(23)
 def test_damaged_index_while_the_server_runs(store_dir: Path, tmp_path: Path,
                                              figures: Figures) -> None:
     """A damaged index: files truncated or deleted while the server runs"""

@@ -126,6 +126,7 @@ def _editor(store: Path, names: list[str], mode: str, out: Path) -> subprocess.P
         mode, str(SECONDS), str(len(names)), str(out)])
 
 
+@pytest.mark.slow(12)
 @pytest.mark.parametrize("count", [1, 10])
 def test_cli_mcp_and_editors_write_the_same_notes(store_dir: Path, tmp_path: Path,
                                                   figures: Figures, count: int) -> None:

@@ -122,6 +122,7 @@ def _hostile_notes(root: Path) -> dict[str, str]:
             "long-line.md": "too-large", "deep.md": "too-large", "bad-utf8.md": "not-utf8"}
 
 
+@pytest.mark.slow(20)
 def test_hostile_notes_in_bounded_time_and_memory(unindexed_store: Path,
                                                    figures: Figures) -> None:
     """Hostile notes: an alias bomb, 10,000 headings, a 50 MB line, deep nesting, bad UTF-8"""

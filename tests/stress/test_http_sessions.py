@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx2 as httpx
+import pytest
 
 from stress.helpers import SECONDS, Figures, rss_kb
 from stress.http_server import ACCEPT, INITIALIZE, Server, http_server
@@ -69,6 +70,7 @@ def _memory(samples: list[int], growth: float) -> str:
             f"(growth after 500: {growth * 100:+.1f} %)")
 
 
+@pytest.mark.slow(25)
 def test_abandoned_http_sessions_stay_bounded(store_dir: Path, tmp_path: Path,
                                               figures: Figures) -> None:
     """HTTP sessions: thousands opened and abandoned; live sessions and memory stay bounded"""

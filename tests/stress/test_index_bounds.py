@@ -16,6 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from test_index_safety import (
     _kill_mid_build,
     _leftovers,
@@ -60,6 +61,7 @@ def _hostile_store(store: Path) -> None:
                                     + "".join(f"- item {i}\n" for i in range(100_000)))
 
 
+@pytest.mark.slow(28)
 def test_hostile_notes_cost_bounded_time_and_memory(store_dir: Path, tmp_path: Path,
                                                     figures: Figures) -> None:
     """Index bounds: a billion-laughs front matter, 100,000 headings, 100,000 list items"""
@@ -88,6 +90,7 @@ def test_hostile_notes_cost_bounded_time_and_memory(store_dir: Path, tmp_path: P
                 f"{MAX_LINES:,} / {MAX_SECTIONS:,} / {MAX_BLOCKS:,}")
 
 
+@pytest.mark.slow(15)
 def test_rebuilds_killed_again_and_again(store_dir: Path, tmp_path: Path,
                                          figures: Figures) -> None:
     """Index builds killed with SIGKILL mid-build, 10 times"""

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from fastmcp import Client
 
 from stress.helpers import SECONDS, Figures, children_of, rss_kb, stdio_session, text_of
@@ -95,6 +96,7 @@ def _growth(samples: list[int]) -> float:
     return (statistics.median(samples[-fifth:]) - start) / start
 
 
+@pytest.mark.slow(12)
 def test_http_server_with_four_clients(store_dir: Path, tmp_path: Path,
                                        figures: Figures) -> None:
     """Load: the server over HTTP with 4 concurrent clients"""
@@ -145,6 +147,7 @@ def _is_server(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow(16)
 def test_sequential_stdio_calls(store_dir: Path, tmp_path: Path, figures: Figures) -> None:
     """Load: sequential calls over stdio"""
     samples, errors, calls, elapsed = asyncio.run(_stdio_run(store_dir,

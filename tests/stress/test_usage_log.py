@@ -9,6 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import worker_processes
 from memory import Notes, load_config
 from memory.state.usage import MAX_QUERY_CHARS, UsageLog
@@ -30,6 +32,7 @@ def file_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
 
 
+@pytest.mark.slow(13)
 def test_four_processes_flood_the_log_with_95_kb_queries(store_dir: Path,
                                                          figures: Figures) -> None:
     """Usage log: four processes log 95 KB queries against a 4 MiB cap while promote runs"""

@@ -4,9 +4,11 @@ one. A real `notes serve --http` process, real HTTP requests, a real MCP client.
 
 from __future__ import annotations
 
+import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2 as httpx
@@ -41,46 +43,72 @@ def assert_refused(response: httpx.Response, status: int, *words: str) -> None:
         assert word in body, body
 
 
+@pytest.fixture(scope="module")
+def shared_store(tmp_path_factory: pytest.TempPathFactory, indexed_example: Path) -> Path:
+    """A copy of the indexed example for the servers this module's tests share."""
+    store = tmp_path_factory.mktemp("http-security") / "notes"
+    shutil.copytree(indexed_example, store, ignore=shutil.ignore_patterns("index.lock"))
+    return store
+
+
+@pytest.fixture(scope="module")
+def plain_server(shared_store: Path) -> Iterator[Server]:
+    """One `notes serve --http` with the default settings, for the two tests of Host and
+    Origin (one is refused everything, the other appends its own entries): a server start
+    is ~1.3 s of CPU."""
+    with http_server(shared_store, shared_store.parent / "plain.log") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def token_server(shared_store: Path) -> Iterator[Server]:
+    """One server with NOTES_HTTP_TOKEN set, for the two tests of the token."""
+    with http_server(shared_store, shared_store.parent / "token.log",
+                     env={"NOTES_HTTP_TOKEN": TOKEN}) as server:
+        yield server
+
+
 def test_a_foreign_host_or_origin_is_refused_and_nothing_is_written(
-        store_dir: Path, tmp_path: Path) -> None:
+        shared_store: Path, plain_server: Server) -> None:
+    store_dir = shared_store
     before = note_bytes(store_dir)
-    with http_server(store_dir, tmp_path / "server.log") as server:
-        foreign = [{"host": f"evil.example:{server.port}"},
-                   {"host": f"evil.example:{server.port}", "origin": "http://evil.example"},
-                   {"origin": "http://evil.example"},
-                   {"origin": f"http://evil.example:{server.port}"},
-                   {"origin": "null"}]
-        for headers in foreign:
-            mcp = McpHttp(server, headers)
-            assert_refused(mcp.initialize(), 403, "forbidden")
-            mcp.close()
-        # a page that somehow holds a live session id is refused all the same
-        good = McpHttp(server)
-        assert good.initialize().status_code == 200
-        for headers in foreign:
-            hijack = McpHttp(server, headers)
-            hijack.session = good.session
-            assert_refused(append(hijack, "Rebinding"), 403, "forbidden")
-            hijack.close()
-        good.close()
-        log = server.log_text()
+    server = plain_server
+    foreign = [{"host": f"evil.example:{server.port}"},
+               {"host": f"evil.example:{server.port}", "origin": "http://evil.example"},
+               {"origin": "http://evil.example"},
+               {"origin": f"http://evil.example:{server.port}"},
+               {"origin": "null"}]
+    for headers in foreign:
+        mcp = McpHttp(server, headers)
+        assert_refused(mcp.initialize(), 403, "forbidden")
+        mcp.close()
+    # a page that somehow holds a live session id is refused all the same
+    good = McpHttp(server)
+    assert good.initialize().status_code == 200
+    for headers in foreign:
+        hijack = McpHttp(server, headers)
+        hijack.session = good.session
+        assert_refused(append(hijack, "Rebinding"), 403, "forbidden")
+        hijack.close()
+    good.close()
+    log = server.log_text()
     assert note_bytes(store_dir) == before
     assert "refused" in log and "evil.example" in log
 
 
-def test_loopback_names_are_accepted(store_dir: Path, tmp_path: Path) -> None:
-    with http_server(store_dir, tmp_path / "server.log") as server:
-        port = server.port
-        accepted = [{}, {"host": f"localhost:{port}"}, {"host": f"127.0.0.1:{port}"},
-                    {"host": f"[::1]:{port}"}, {"host": "localhost"},
-                    {"origin": f"http://127.0.0.1:{port}"}, {"origin": "http://localhost:6274"},
-                    {"origin": "http://[::1]:3000", "host": f"localhost:{port}"}]
-        for i, headers in enumerate(accepted):
-            mcp = McpHttp(server, headers)
-            assert mcp.initialize().status_code == 200, headers
-            answer = sse_json(append(mcp, f"Loopback {i}"))
-            assert not answer["result"].get("isError"), answer
-            mcp.close()
+def test_loopback_names_are_accepted(shared_store: Path, plain_server: Server) -> None:
+    store_dir, server = shared_store, plain_server
+    port = server.port
+    accepted = [{}, {"host": f"localhost:{port}"}, {"host": f"127.0.0.1:{port}"},
+                {"host": f"[::1]:{port}"}, {"host": "localhost"},
+                {"origin": f"http://127.0.0.1:{port}"}, {"origin": "http://localhost:6274"},
+                {"origin": "http://[::1]:3000", "host": f"localhost:{port}"}]
+    for i, headers in enumerate(accepted):
+        mcp = McpHttp(server, headers)
+        assert mcp.initialize().status_code == 200, headers
+        answer = sse_json(append(mcp, f"Loopback {i}"))
+        assert not answer["result"].get("isError"), answer
+        mcp.close()
     text = note_bytes(store_dir).decode()
     assert all(f"Loopback {i}" in text for i in range(len(accepted)))
 
@@ -104,31 +132,30 @@ def test_the_allow_list_adds_names_by_flag_and_by_environment(
             mcp.close()
 
 
-def test_the_token_is_required_when_set(store_dir: Path, tmp_path: Path) -> None:
+def test_the_token_is_required_when_set(shared_store: Path, token_server: Server) -> None:
+    store_dir, server = shared_store, token_server
     before = note_bytes(store_dir)
-    with http_server(store_dir, tmp_path / "server.log",
-                     env={"NOTES_HTTP_TOKEN": TOKEN}) as server:
-        for headers in [{}, {"authorization": "Bearer wrong"}, {"authorization": TOKEN},
-                        {"authorization": f"Basic {TOKEN}"}]:
-            mcp = McpHttp(server, headers)
-            response = mcp.initialize()
-            assert_refused(response, 401, "token")
-            assert response.headers["www-authenticate"].startswith("Bearer")
-            mcp.close()
-        good = McpHttp(server, {"authorization": f"Bearer {TOKEN}"})
-        assert good.initialize().status_code == 200
-        stolen = McpHttp(server)  # the session id alone is not enough
-        stolen.session = good.session
-        assert_refused(append(stolen, "No token"), 401)
-        foreign = McpHttp(server, {"authorization": f"Bearer {TOKEN}",
-                                   "origin": "http://evil.example"})
-        assert_refused(foreign.initialize(), 403)
-        assert note_bytes(store_dir) == before
-        assert not sse_json(append(good, "With token"))["result"].get("isError")
-        for mcp in (good, stolen, foreign):
-            mcp.close()
-        assert TOKEN not in server.log_text()
-        _curl_refusals(server)
+    for headers in [{}, {"authorization": "Bearer wrong"}, {"authorization": TOKEN},
+                    {"authorization": f"Basic {TOKEN}"}]:
+        mcp = McpHttp(server, headers)
+        response = mcp.initialize()
+        assert_refused(response, 401, "token")
+        assert response.headers["www-authenticate"].startswith("Bearer")
+        mcp.close()
+    good = McpHttp(server, {"authorization": f"Bearer {TOKEN}"})
+    assert good.initialize().status_code == 200
+    stolen = McpHttp(server)  # the session id alone is not enough
+    stolen.session = good.session
+    assert_refused(append(stolen, "No token"), 401)
+    foreign = McpHttp(server, {"authorization": f"Bearer {TOKEN}",
+                               "origin": "http://evil.example"})
+    assert_refused(foreign.initialize(), 403)
+    assert note_bytes(store_dir) == before
+    assert not sse_json(append(good, "With token"))["result"].get("isError")
+    for mcp in (good, stolen, foreign):
+        mcp.close()
+    assert TOKEN not in server.log_text()
+    _curl_refusals(server)
     assert "With token" in note_bytes(store_dir).decode()
 
 
@@ -144,26 +171,25 @@ def _curl_refusals(server: Server) -> None:
     assert missing.text.startswith("unauthorized: send the header 'Authorization: Bearer")
 
 
-async def test_the_real_client_works_with_the_token(store_dir: Path, tmp_path: Path) -> None:
-    with http_server(store_dir, tmp_path / "server.log",
-                     env={"NOTES_HTTP_TOKEN": TOKEN}) as server:
-        async with Client(server.url, auth=TOKEN) as client:
-            names = {t.name for t in await client.list_tools()}
-            found = await client.call_tool("suggest", {"query": "redis eviction"})
-        assert "append_history" in names
-        assert NOTE in found.content[0].text  # type: ignore[union-attr]
-        with pytest.raises(Exception, match="unauthorized: send the header"):
-            async with Client(server.url) as client:
-                await client.list_tools()
-        # the MCP SDK's client, with a session (the 2025 handshake, as Claude Code's)
-        async with httpx.AsyncClient(headers={"authorization": f"Bearer {TOKEN}"},
-                                     timeout=30) as http:
-            async with streamable_http_client(server.url, http_client=http) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    answer = await session.call_tool("suggest", {"query": "redis eviction"})
-        assert NOTE in answer.content[0].text  # type: ignore[union-attr]
-        assert "Traceback" not in server.log_text()
+async def test_the_real_client_works_with_the_token(token_server: Server) -> None:
+    server = token_server
+    async with Client(server.url, auth=TOKEN) as client:
+        names = {t.name for t in await client.list_tools()}
+        found = await client.call_tool("suggest", {"query": "redis eviction"})
+    assert "append_history" in names
+    assert NOTE in found.content[0].text  # type: ignore[union-attr]
+    with pytest.raises(Exception, match="unauthorized: send the header"):
+        async with Client(server.url) as client:
+            await client.list_tools()
+    # the MCP SDK's client, with a session (the 2025 handshake, as Claude Code's)
+    async with httpx.AsyncClient(headers={"authorization": f"Bearer {TOKEN}"},
+                                 timeout=30) as http:
+        async with streamable_http_client(server.url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                answer = await session.call_tool("suggest", {"query": "redis eviction"})
+    assert NOTE in answer.content[0].text  # type: ignore[union-attr]
+    assert "Traceback" not in server.log_text()
 
 
 def test_a_token_file_is_made_for_the_user_only_and_kept(

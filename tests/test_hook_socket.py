@@ -91,9 +91,19 @@ class Server:
             self.proc.wait()
 
 
-@pytest.fixture
-def server(store_dir: Path, tmp_path: Path) -> Iterator[Server]:
-    running = Server(store_dir, tmp_path / "server.log")
+@pytest.fixture(scope="module")
+def served_store(tmp_path_factory: pytest.TempPathFactory, indexed_example: Path) -> Path:
+    """A copy of the indexed example for the server the tests below share."""
+    store = tmp_path_factory.mktemp("served") / "notes"
+    shutil.copytree(indexed_example, store, ignore=shutil.ignore_patterns("index.lock"))
+    return store
+
+
+@pytest.fixture(scope="module")
+def server(served_store: Path) -> Iterator[Server]:
+    """One real `notes serve` for the tests that look at its socket or ask it (a server start
+    is ~1.3 s of CPU)."""
+    running = Server(served_store, served_store.parent / "server.log")
     running.wait_listening()
     yield running
     running.stop()
@@ -131,8 +141,9 @@ def test_the_socket_is_the_users_alone(server: Server) -> None:
     assert stat.S_ISSOCK(os.lstat(path).st_mode)
 
 
-def test_the_hook_process_does_not_load_the_cli_the_config_or_the_index(server: Server,
-                                                             store_dir: Path) -> None:
+def test_the_hook_process_does_not_load_the_cli_the_config_or_the_index(
+        server: Server, served_store: Path) -> None:
+    store_dir = served_store
     env = {**os.environ, "NOTES_DIR": str(store_dir)}
     # the server's first answer opens its index: not within the hook's 1 s on a loaded machine
     warm = hook_request(store_dir, payload(PROMPTS[0]))

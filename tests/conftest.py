@@ -100,7 +100,12 @@ def store_dir(tmp_path: Path, indexed_example: Path) -> Path:
     ``indexed_example``). The copy keeps every file's mtime (``shutil.copy2``), and the index
     knows a note by its id, mtime and size, so the copied index is fresh: the first read
     re-indexes nothing. Tests of building the index take ``unindexed_store``."""
-    target = tmp_path / "notes"
+    return copy_example(indexed_example, tmp_path / "notes")
+
+
+def copy_example(indexed_example: Path, target: Path) -> Path:
+    """``target``: a copy of the session's indexed example, fresh as ``store_dir`` is (every
+    file's mtime kept; the lock file of the build left out). For module-scoped stores too."""
     shutil.copytree(indexed_example, target, copy_function=shutil.copy2,
                     ignore=shutil.ignore_patterns("index.lock"))
     return target

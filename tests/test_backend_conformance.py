@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLE, NOTES_BIN
+from conftest import EXAMPLE, NOTES_BIN, copy_example
 from memory import Notes, load_config
 from memory.config import Config
 from memory.errors import ConfigError
@@ -52,7 +52,7 @@ def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     backend = str(request.param)
     store = tmp_path_factory.mktemp(f"built-{backend}") / "notes"
     if backend == "whoosh":
-        shutil.copytree(indexed_example, store, ignore=shutil.ignore_patterns("index.lock"))
+        copy_example(indexed_example, store)
     else:
         shutil.copytree(EXAMPLE, store, ignore=shutil.ignore_patterns(".*"))
     notes = Notes(config_for(store, backend), notify=lambda _: None)

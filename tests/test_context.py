@@ -8,7 +8,6 @@ import asyncio
 import dataclasses
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_hook import write_transcript
 
-from conftest import NOTES_BIN, RunCli
+from conftest import NOTES_BIN, RunCli, copy_example
 from memory import load_config
 from memory.api import Notes
 from memory.fronts.mcp.server import create_server
@@ -52,7 +51,7 @@ def lib(tmp_path_factory: pytest.TempPathFactory, indexed_example: Path) -> Iter
     """One indexed copy of notes_example/ for the library tests (they only read): a copy of
     the session's ``indexed_example``, index included."""
     root = tmp_path_factory.mktemp("context")
-    shutil.copytree(indexed_example, root / "notes", ignore=shutil.ignore_patterns("index.lock"))
+    copy_example(indexed_example, root / "notes")
     config = dataclasses.replace(load_config(root / "notes"), usage_log=False)
     found = Notes(config, notify=lambda _: None)  # no usage log: no session prior between tests
     yield found

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from conftest import NOTES_BIN
+from conftest import NOTES_BIN, copy_example
 from memory.config import load_config
 from memory.fronts.entry import HookArgs, hook_args
 from memory.services import hook, hook_client, hook_socket
@@ -94,9 +94,7 @@ class Server:
 @pytest.fixture(scope="module")
 def served_store(tmp_path_factory: pytest.TempPathFactory, indexed_example: Path) -> Path:
     """A copy of the indexed example for the server the tests below share."""
-    store = tmp_path_factory.mktemp("served") / "notes"
-    shutil.copytree(indexed_example, store, ignore=shutil.ignore_patterns("index.lock"))
-    return store
+    return copy_example(indexed_example, tmp_path_factory.mktemp("served") / "notes")
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ one. A real `notes serve --http` process, real HTTP requests, a real MCP client.
 
 from __future__ import annotations
 
-import shutil
 import stat
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from fastmcp import Client
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import ROOT, RunCli
+from conftest import ROOT, RunCli, copy_example
 from memory.fronts.mcp.http_guard import host_allowed, origin_allowed
 from stress.http_server import McpHttp, Server, free_port, http_server, initialize, sse_json
 
@@ -46,9 +45,7 @@ def assert_refused(response: httpx.Response, status: int, *words: str) -> None:
 @pytest.fixture(scope="module")
 def shared_store(tmp_path_factory: pytest.TempPathFactory, indexed_example: Path) -> Path:
     """A copy of the indexed example for the servers this module's tests share."""
-    store = tmp_path_factory.mktemp("http-security") / "notes"
-    shutil.copytree(indexed_example, store, ignore=shutil.ignore_patterns("index.lock"))
-    return store
+    return copy_example(indexed_example, tmp_path_factory.mktemp("http-security") / "notes")
 
 
 @pytest.fixture(scope="module")

@@ -35,22 +35,19 @@ def load_known(folder: Path, stamp: Stamp) -> dict[str, StoredNote] | None:
         if data.get("format") != FORMAT or data.get("fields") != list(FIELDS) or \
                 data.get("stamp") != list(stamp):
             return None
-        notes = (StoredNote(*_checked(row)) for row in data["notes"])
+        notes = (StoredNote.of(_values(row)) for row in data["notes"])
         return {note.note_id: note for note in notes}
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
 
 
-def _checked(row: Any) -> tuple[Any, ...]:
-    """One note's values, in FIELDS order, of the types StoredNote holds."""
+def _values(row: Any) -> dict[str, Any]:
+    """One note's row as the stored fields :meth:`StoredNote.of` reads (as it reads the
+    index's own), which refuses a value of another type; a row of another length is refused
+    here."""
     if not isinstance(row, list) or len(row) != len(FIELDS):
         raise ValueError("a row of another shape")
-    note_id, title, tokens, state_tokens, entries, date, digest, mtime_ns, size = row
-    if not all(isinstance(v, str) for v in (note_id, title, digest)) or \
-            not all(type(v) is int for v in (tokens, state_tokens, entries, mtime_ns, size)) or \
-            not (date is None or isinstance(date, str)):
-        raise ValueError("a value of another type")
-    return tuple(row)
+    return dict(zip(FIELDS, row, strict=True))
 
 
 def save_known(folder: Path, stamp: Stamp, notes: dict[str, StoredNote]) -> None:

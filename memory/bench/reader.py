@@ -12,8 +12,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections import OrderedDict
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -23,12 +21,8 @@ from memory.config import BACKENDS, Config, load_config
 from memory.errors import ConfigError
 from memory.fronts import render
 from memory.index import (
-    Progress,
     RefreshReport,
-    Searcher,
-    SearchIndex,
     StoredPart,
-    WrittenNote,
     make_index,
     parse_query,
 )
@@ -72,49 +66,6 @@ class CachingStore(Store):
         return found
 
 
-class SteadyIndex:
-    """An index of any backend, refreshed once: the bench's notes do not change while it
-    runs. Everything else is the backend's own (:class:`memory.index.SearchIndex`)."""
-
-    def __init__(self, inner: SearchIndex) -> None:
-        self.inner = inner
-        self.store, self.counter, self.notify, self.dir = (inner.store, inner.counter,
-                                                           inner.notify, inner.dir)
-        self._fresh = False
-
-    def refresh(self, progress: Progress | None = None) -> RefreshReport:
-        if self._fresh:
-            return RefreshReport()
-        report = self.inner.refresh(progress)
-        self._fresh = True
-        return report
-
-    def open(self) -> object:
-        return self.inner.open()
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def update_notes(self, note_ids: list[str]) -> None:
-        self.inner.update_notes(note_ids)
-
-    def index_written(self, written: list[WrittenNote]) -> None:
-        self.inner.index_written(written)
-
-    def tidy(self) -> int:
-        return self.inner.tidy()
-
-    def rebuild(self, reason: str = "rebuild requested",
-                progress: Progress | None = None) -> RefreshReport:
-        return self.inner.rebuild(reason, progress)
-
-    def run_search(self, fn: Callable[[Searcher], T]) -> T:
-        return self.inner.run_search(fn)
-
-    def searcher(self) -> AbstractContextManager[Searcher]:
-        return self.inner.searcher()
-
-
 @dataclass(frozen=True)
 class Paragraph:
     note: str
@@ -130,14 +81,17 @@ class BenchReader:
         self.notes = notes
         self.counter = notes.counter
         self.store = CachingStore(notes.config)
-        self.index = SteadyIndex(make_index(self.store, notes.counter, notes.index.notify))
-        self.ladder = Ladder(self.store, self.index, notes.counter, levers)
+        self.index = make_index(self.store, notes.counter, notes.index.notify)
+        # the bench's notes do not change while it runs: the index is refreshed once
+        self.ladder = Ladder(self.store, self.index, notes.counter, levers, steady=True)
         self._lines: OrderedDict[str, list[str]] = OrderedDict()
         self._reads: dict[tuple[str, str], str] = {}
 
     def prepare(self) -> RefreshReport:
         """Build (or refresh) the index once, before the questions."""
-        return self.index.refresh()
+        report = self.index.refresh()
+        self.ladder.freshen()  # marks it fresh: the questions refresh nothing
+        return report
 
     def count(self, text: str) -> int:
         return self.counter.count(text)

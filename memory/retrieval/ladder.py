@@ -126,17 +126,23 @@ class Ladder:
     """The three rungs over one store and its index."""
 
     def __init__(self, store: Store, index: SearchIndex, counter: TokenCounter,
-                 levers: Levers = DEFAULT) -> None:
+                 levers: Levers = DEFAULT, steady: bool = False) -> None:
         self.store, self.index, self.counter = store, index, counter
         self.levers = levers  # the optional routing and evidence steps that are on
+        # True for notes that do not change while it reads them (a bench): the index is
+        # brought up to date before the first search only
+        self.steady, self._fresh = steady, False
         self._stale_noted = False
 
     def freshen(self) -> None:
         """Bring the index up to date before a search. When it cannot be written (a full
         disk, say) the index as it is still answers, with one notice; with no index at all
         the search itself raises IndexUnavailable."""
+        if self.steady and self._fresh:
+            return
         try:
             self.index.refresh()
+            self._fresh = True
         except IndexUnavailable as exc:
             built = self.index.dir.is_dir() and any(self.index.dir.iterdir())
             if not built:

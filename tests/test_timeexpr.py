@@ -32,6 +32,9 @@ CASES = [
     ("en diciembre", "2025-12-01", "2025-12-31"),  # a month still to come means last year's
     ("octubre de 2025", "2025-10-01", "2025-10-31"),
     ("in May 2026", "2026-05-01", "2026-05-31"),
+    ("what movie did she watch on 1 May, 2022?", "2022-05-01", "2022-05-01"),  # comma, year
+    ("on 3 de noviembre de 2025", "2025-11-03", "2025-11-03"),
+    ("on May 23, 2023", "2023-05-23", "2023-05-23"),
 ]
 
 

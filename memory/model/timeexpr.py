@@ -247,7 +247,7 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str], dt.date], TimeRange
     (re.compile(rf"\b(?P<since>since|desde)?\s*(?:(?:last|el|este|on)\s+)?"
                 rf"(?<!los )(?<!las )(?P<day>{_DAY})(?:\s+pasado)?\b"), _weekday),
     (re.compile(rf"\b(?:el\s+)?(?P<day>\d{{1,2}})\s+(?:de\s+)?(?P<month>{_MONTH})"
-                rf"(?:\s+(?:de\s+|del\s+)?(?P<year>\d{{4}}))?\b"), _day_month),
+                rf"(?:,?\s+(?:de\s+|del\s+)?(?P<year>\d{{4}}))?\b"), _day_month),
     (re.compile(rf"\b(?P<month>{_MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?"
                 rf"(?:,?\s+(?P<year>\d{{4}}))?\b"), _day_month),
     (re.compile(rf"\b(?:(?:a|en)\s+)?(?:(?P<part>principios|comienzos|inicios|mediados|"

@@ -119,8 +119,9 @@ class Notes:
 
     # -- reading -----------------------------------------------------------------------
     def suggest(self, query: str, limit: int = 5, context: str | None = None,
-                session: str | None = None) -> Suggestions:
-        result = self.ladder.suggest(query, limit, context, prior=self.session_prior(session))
+                session: str | None = None, today: dt.date | None = None) -> Suggestions:
+        result = self.ladder.suggest(query, limit, context, prior=self.session_prior(session),
+                                     today=today)
         self._log(session, "suggest", query=query, tokens=answers.suggestions(result),
                   ranked=tuple(h.note for h in result.hits))
         return result

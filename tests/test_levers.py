@@ -57,8 +57,13 @@ def test_parse_levers() -> None:
     assert parse_levers("none") == Levers()
     assert parse_levers("all") == ALL
     assert parse_levers("spread,feedback") == Levers(spread=True, feedback=True)
-    assert parse_levers("+fusion") == Levers(fusion=True)  # the default has none on
-    assert parse_levers("all").on() == ("spread", "fusion", "block-route", "feedback")
+    assert DEFAULT == Levers(neighbours=True, dates=True, names=True)
+    assert parse_levers("+fusion") == Levers(fusion=True, neighbours=True, dates=True,
+                                             names=True)  # on top of the default
+    assert parse_levers("-dates,-names") == Levers(neighbours=True)
+    assert parse_levers("fusion") == Levers(fusion=True)  # names alone: from none
+    assert parse_levers("all").on() == ("spread", "fusion", "block-route", "feedback",
+                                        "neighbours", "dates", "names")
     with pytest.raises(InvalidArgument, match="unknown lever 'rm3'"):
         parse_levers("rm3")
 
@@ -158,7 +163,8 @@ def test_bench_run_takes_levers(tmp_path: Path) -> None:
     wrong = subprocess.run([str(notes_bin), "bench", "run", str(bench), "--levers", "rm3"],
                            capture_output=True, text=True, timeout=300)
     assert wrong.returncode == 1
-    assert "unknown lever 'rm3'; levers are: spread, fusion, block-route, feedback" \
+    assert "unknown lever 'rm3'; levers are: spread, fusion, block-route, feedback, " \
+        "neighbours, dates, names" \
         in wrong.stderr
 
 
@@ -178,3 +184,82 @@ def test_bench_visible_takes_levers(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stderr
     data = json.loads((out / "example-followups" / "report.json").read_text())
     assert data["levers"] == ["fusion"]
+
+
+def test_neighbours_bring_the_reply_that_shares_no_word(tmp_path: Path) -> None:
+    """The question's words are in Bob's question; Ann's reply, the answer, shares none of
+    them: without the lever recall never shows it, with it the reply joins at half the
+    question's score, above a block that matched one word only."""
+    lines = ["Bob: What did you cook for the harvest party on Saturday?",
+             "Ann: A big lasagna with spinach, and a lemon tart.",
+             "Bob: Sounds great, I will bring wine next time.",
+             "Ann: My sister baked bread all morning, it was lovely.",
+             "Bob: The train was late again, I missed the first hour."]
+    other = ["Cy: The party at the office was loud.", "Di: We left before the cake."]
+    store = make_store(tmp_path / "notes", {
+        "talk/session-01": session("Ann and Bob: session 1", "2024-09-07", lines),
+        "talk/session-02": session("Cy and Di: session 1", "2024-09-08", other)})
+    notes = Notes(load_config(store), notify=lambda _: None)
+    reply = "A big lasagna with spinach"
+    try:
+        ladder = notes.ladder
+        ladder.levers = Levers()
+        without = gather(ladder, "what was cooked for the harvest party")
+        ladder.levers = Levers(neighbours=True)
+        with_lever = gather(ladder, "what was cooked for the harvest party")
+        shown = render.recalled(ladder.recall("what was cooked for the harvest party", 300))
+    finally:
+        notes.close()
+    assert not any(reply in u.text for u in without.units)
+    ranked = [u.text for u in with_lever.units]
+    asked = next(i for i, t in enumerate(ranked) if "harvest party" in t)
+    answered = next(i for i, t in enumerate(ranked) if reply in t)
+    assert asked == 0 and answered == 1
+    assert with_lever.units[1].score == pytest.approx(with_lever.units[0].score * 0.5)
+    assert reply in shown
+
+
+def test_dates_route_to_the_note_written_that_day(sessions: Notes) -> None:
+    """The third session says most about the glacier; asked about the glacier "on 1 August
+    2024", the fourth (written that day) comes first with the lever, and the question
+    asked at an earlier date (when "1 August" was last year's) does not lift it."""
+    import datetime as dt
+
+    ladder = sessions.ladder
+    question = "what about the Nordfjord glacier on 1 August 2024"
+    ladder.levers = Levers()
+    plain = [h.note for h in ladder.suggest(question, 4, today=dt.date(2024, 9, 1)).hits]
+    ladder.levers = Levers(dates=True)
+    dated = ladder.suggest(question, 4, today=dt.date(2024, 9, 1))
+    undated = ladder.suggest("what about the Nordfjord glacier on 1 August", 4,
+                             today=dt.date(2024, 7, 15))
+    assert plain[0] == "trip/session-03"
+    assert [h.note for h in dated.hits][:2] == ["trip/session-04", "trip/session-03"]
+    assert undated.hits[0].note == "trip/session-03"  # 1 August 2023: no note written then
+
+
+def test_names_halve_a_block_that_matched_only_the_title(tmp_path: Path) -> None:
+    """In a conversation titled with its speakers, a short turn that matches only a
+    speaker's name outranks a long turn about the question's topic; with the lever its own
+    score is halved and the topic's turn comes first."""
+    lines = ["Ann: Thanks Bob!",
+             "Bob: the new violin lessons on Tuesday went well."]
+    others = {f"talk/other-{n}": session(f"Cy and Di: session {n}", f"2024-09-1{n}",
+                                         [f"Cy: violin concerts number {n} are rare here."])
+              for n in range(1, 2)}
+    store = make_store(tmp_path / "notes", {
+        "talk/session-01": session("Ann and Bob: session 1", "2024-09-07", lines), **others})
+    notes = Notes(load_config(store), notify=lambda _: None)
+    try:
+        ladder = notes.ladder
+        ladder.levers = Levers()
+        plain = gather(ladder, "what did Ann say about violin")
+        ladder.levers = Levers(names=True)
+        named = gather(ladder, "what did Ann say about violin")
+    finally:
+        notes.close()
+    turns = ("- Ann:", "- Bob:")  # the session's turns (its state line matches "Ann" too)
+    ann = [u for u in plain.units if u.text.startswith(turns)]
+    ann_named = [u for u in named.units if u.text.startswith(turns)]
+    assert ann[0].text.strip() == "- Ann: Thanks Bob!"
+    assert "violin" in ann_named[0].text

@@ -96,9 +96,9 @@ class BenchReader:
     def count(self, text: str) -> int:
         return self.counter.count(text)
 
-    def suggest(self, query: str, limit: int,
-                context: str | None = None) -> tuple[Suggestions, str]:
-        result = self.ladder.suggest(query, limit, context)
+    def suggest(self, query: str, limit: int, context: str | None = None,
+                today: dt.date | None = None) -> tuple[Suggestions, str]:
+        result = self.ladder.suggest(query, limit, context, today=today)
         return result, render.suggestions(result)
 
     def section_map(self, note: str, query: str, today: dt.date | None = None,

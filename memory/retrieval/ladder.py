@@ -35,7 +35,7 @@ from memory.index import (
 from memory.model.text import excerpt, split_lines
 from memory.retrieval.context import aboutness, blended_search, keep_named_first, names
 from memory.retrieval.levers import DEFAULT, Levers
-from memory.retrieval.routing import route_notes
+from memory.retrieval.routing import DATE_NOTES, date_ranges, route_notes, with_dates
 from memory.state.store import LoadedNote, Store
 from memory.state.tokens import TokenCounter
 
@@ -152,15 +152,21 @@ class Ladder:
                 self.index.notify(f"notes: {exc}; answering from the index as it is")
 
     def suggest(self, query: str, limit: int = 5, context: str | None = None,
-                prior: dict[str, float] | None = None) -> Suggestions:
+                prior: dict[str, float] | None = None,
+                today: dt.date | None = None) -> Suggestions:
         """Rung 1: notes ranked by BM25F over title, tags, state and body; ``context`` (recent
         conversation) helps a vague message and never outranks what the message names
         (:mod:`memory.retrieval.context`), and ``prior`` (notes this session has been
-        reading, 1.0 for the latest) lifts those notes by a share of the best score."""
+        reading, 1.0 for the latest) lifts those notes by a share of the best score. With
+        the dates lever on, the message's time expressions (resolved at ``today``) lift
+        the notes written then (:func:`memory.retrieval.routing.with_dates`)."""
         check_limit(limit)
         parsed = parse_query(query, context)
         self.freshen()
+        ranges = date_ranges(self, parsed, today)
         pool = limit + len(prior or {})
+        if ranges:
+            pool = max(pool, DATE_NOTES)
         # each part (the message, its context) routed as route_notes does: a plain search
         # with the levers off, the levers' routing when one is on
         found = blended_search(lambda part, size: route_notes(self, part, size or pool),
@@ -168,7 +174,8 @@ class Ladder:
         words = [w[1] for w in parsed.words]
         hits, total = keep_named_first(found, lambda note: self._names(note, words),
                                        limit), found.total
-        ranked = with_prior(hits, prior or {}, len(parsed.words), self._note_fields)
+        ranked = with_prior(with_dates(self, parsed, hits, ranges),
+                            prior or {}, len(parsed.words), self._note_fields)
         total += len(ranked) - len(hits)  # notes the prior added count among the candidates
         return Suggestions(query, tuple(_suggest_hit(h.doc, h.score, h.matched)
                                         for h in ranked[:limit]), total,

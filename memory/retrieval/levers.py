@@ -13,6 +13,15 @@ so that its ablation is reproducible (issue #15 item 4; figures in docs/benchmar
   rank and the rank of its best paragraph in a store-wide paragraph search.
 - ``feedback``: pseudo-relevance feedback (RM3-style) for ``suggest``: the words that weigh
   most in the best paragraphs of a first search join the query at a low weight.
+- ``neighbours``: ``recall`` ranks the blocks next to a matching block (one and two blocks
+  away in its section) with a share of that block's score, so the reply to a matching line,
+  or the line a matching reply answers, can join it though it shares no word with the query.
+- ``names``: ``recall`` halves the own score of a block that matched only words of its
+  note's title (a conversation's speakers, the topic a note is named for): they chose the
+  note, and inside it they do not tell one block from another.
+- ``dates``: ``suggest`` lifts the notes with a matching entry dated inside the message's
+  time expressions of at most a month ("on 3 November", "in May 2023", "last week"),
+  resolved at the question's date: each scores half as much again.
 
 :data:`DEFAULT` holds the levers that are on; the bench's ``--levers`` (and
 :func:`parse_levers`) switches them per run.
@@ -25,7 +34,7 @@ from dataclasses import dataclass
 
 from memory.errors import InvalidArgument
 
-NAMES = ("spread", "fusion", "block-route", "feedback")
+NAMES = ("spread", "fusion", "block-route", "feedback", "neighbours", "dates", "names")
 
 
 @dataclass(frozen=True)
@@ -34,6 +43,9 @@ class Levers:
     fusion: bool = False
     block_route: bool = False
     feedback: bool = False
+    neighbours: bool = False
+    dates: bool = False
+    names: bool = False
 
     def on(self) -> tuple[str, ...]:
         return tuple(n for n in NAMES if getattr(self, n.replace("-", "_")))
@@ -42,7 +54,9 @@ class Levers:
         return ",".join(self.on()) or "none"
 
 
-DEFAULT = Levers()
+# on: each helped every visible bench or cost none more than a point (docs/benchmarks.md,
+# "Routing levers: ablations")
+DEFAULT = Levers(neighbours=True, dates=True, names=True)
 ALL = Levers(**{n.replace("-", "_"): True for n in NAMES})
 
 

@@ -6,8 +6,9 @@ enough, then blocks (paragraphs, list items) from the whole store ranked by a hi
 score: the block's own BM25 score plus shares of its section's and its note's (evidence
 clusters in a note and an entry), plus a share when its entry is dated inside the question's
 time expression. Picked blocks are shown grouped by note and section, in file order, each
-group labelled ``[note#section:bA-B · date · tokens]``; the last line says what was left out
-and what the next block would cost.
+group labelled ``[note#section:b2,b4-6 · date]`` (runs of blocks; only the time when the
+section's id already holds the day); the last line says what was left out and what the next
+block would cost.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from typing import TypeVar
 
 from memory.errors import InvalidArgument, NotesError
 from memory.index import ParsedQuery, SearchHit, StoredPart, parse_query
+from memory.index.words import query_words
+from memory.model.note import Block
 from memory.model.text import split_lines
 from memory.model.timeexpr import asks_when, dated_inside, find_ranges, mentions_time
 from memory.retrieval.answers import label
 from memory.retrieval.ladder import Ladder
-from memory.retrieval.zoom import BlockRange
+from memory.retrieval.zoom import BlockRange, own_blocks
 
 MIN_BUDGET, MAX_BUDGET = 100, 20_000
 POOL = 200  # blocks and sections considered
@@ -34,6 +37,9 @@ NOTE_WEIGHT = 0.2  # share of the note's (normalised) routing score a block adds
 DATE_WEIGHT = 0.5  # added to a block whose entry falls inside the question's dates
 WHEN_WEIGHT = 0.3  # added, for a "when" question, to a block that carries a time
 SPREAD_DECAY = 0.8  # spread lever: a block's score times this per better block of its section
+NEIGHBOUR_SHARE = 0.5  # neighbours lever: a block next to a matching one gets this share of
+NEIGHBOUR_REACH = 2  # its score per block of distance, up to this many blocks away
+NAMES_SHARE = 0.5  # names lever: the share of its own score a block matching only title words keeps
 RRF_K = 60  # fusion lever: reciprocal rank fusion's constant (the usual one, not tuned here)
 STATE_SHARE = 0.35  # the best note's state comes first when it costs at most this share
 LABEL_TOKENS = 8  # what a block adds to its group's label (",b7" or a wider range), at most
@@ -104,7 +110,7 @@ def gather(ladder: Ladder, query: str, context: str | None = None,
     """Route, then rank the matching blocks; ``hierarchy=False`` ranks blocks by their own
     score alone (the bench's ``recall-flat`` policy, to measure what the hierarchy adds)."""
     parsed = parse_query(query, context)
-    routed = ladder.suggest(query, ROUTE_NOTES, context, prior=prior)
+    routed = ladder.suggest(query, ROUTE_NOTES, context, prior=prior, today=today)
     note_scores = _normalised({h.note: h.score for h in routed.hits}) if hierarchy else {}
     levers = ladder.levers
     if hierarchy and levers.fusion:
@@ -113,6 +119,8 @@ def gather(ladder: Ladder, query: str, context: str | None = None,
     else:
         units = _ranked_units(ladder, parsed, note_scores, today or dt.date.today(),
                               hierarchy)
+    if levers.neighbours:
+        units = with_neighbours(ladder, units)
     return Gathered(query, routed.hits[0].note if routed.hits else None, tuple(units))
 
 
@@ -136,9 +144,13 @@ def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, fl
     when = asks_when(parsed.text)
     units = []
     lines: dict[str, list[str] | None] = {}
+    titles: dict[str, frozenset[str]] = {}
     for hit in blocks:
         note, section = hit.doc.note_id, hit.doc.section
-        score = hit.score / best_block + SECTION_WEIGHT * section_scores.get((note, section), 0)
+        own = hit.score / best_block
+        if ladder.levers.names and _names_only(ladder, hit, titles):
+            own *= NAMES_SHARE
+        score = own + SECTION_WEIGHT * section_scores.get((note, section), 0)
         score += NOTE_WEIGHT * note_scores.get(note, 0.0)
         if dated_inside(hit.doc.date, ranges):
             score += DATE_WEIGHT
@@ -204,6 +216,56 @@ def spread(units: list[Unit], head_tokens: int) -> list[Unit]:
                                             * SPREAD_DECAY ** seen[key]))
         seen[key] += 1
     return head + sorted(tail, key=lambda u: -u.score)
+
+
+def with_neighbours(ladder: Ladder, units: list[Unit]) -> list[Unit]:
+    """Units re-ranked with their neighbours (the neighbours lever): each block ``d`` blocks
+    away (``d`` up to ``NEIGHBOUR_REACH``, in the same section) from a ranked block scores at
+    least ``NEIGHBOUR_SHARE ** d`` times that block's score, joining the ranking when it did
+    not match at all. A reply often shares no word with the question its line answers."""
+    best: dict[tuple[str, str, int], Unit] = {(u.note, u.section, u.block): u for u in units}
+    for unit in units:
+        if unit.block == 0:
+            continue
+        blocks = _section_blocks(ladder, unit.note, unit.section)
+        for distance in range(1, NEIGHBOUR_REACH + 1):
+            score = unit.score * NEIGHBOUR_SHARE ** distance
+            for number in (unit.block - distance, unit.block + distance):
+                if not 1 <= number <= len(blocks):
+                    continue
+                key = (unit.note, unit.section, number)
+                known = best.get(key)
+                if known is None:
+                    text = blocks[number - 1].text
+                    best[key] = Unit(unit.note, unit.section, number, unit.date,
+                                     blocks[number - 1].start, text,
+                                     ladder.count(text, remember=False), score)
+                elif known.score < score:
+                    best[key] = dataclasses.replace(known, score=score)
+    return sorted(best.values(), key=lambda u: -u.score)
+
+
+def _section_blocks(ladder: Ladder, note: str, section: str) -> tuple[Block, ...]:
+    try:
+        sections = ladder.load(note).note.sections
+    except NotesError:
+        return ()
+    found = next((s for s in sections if s.id == section), None)
+    return own_blocks(found, sections) if found else ()
+
+
+def _names_only(ladder: Ladder, hit: SearchHit[StoredPart],
+                titles: dict[str, frozenset[str]]) -> bool:
+    """Whether the block matched only words of its note's title (the names lever): the
+    speakers' names in a conversation, the topic a note is named for. Those words chose
+    the note; inside it they tell one block from another no better than chance."""
+    note = hit.doc.note_id
+    if note not in titles:
+        try:
+            titles[note] = frozenset(w for w, _ in query_words(ladder.load(note).note.title))
+        except NotesError:
+            titles[note] = frozenset()
+    return bool(hit.matched) and set(hit.matched) <= titles[note]
 
 
 def _note_lines(ladder: Ladder, note: str,
@@ -273,7 +335,7 @@ def _fill(query: str, budget: int, picked: list[Unit], ranked: list[Unit],
 def _label_cost(unit: Unit, ladder: Ladder) -> int:
     ref = unit.section if unit.block == 0 else BlockRange(unit.section, unit.block,
                                                            unit.block).ref
-    return ladder.count(label(unit.note, ref, unit.date), remember=False)
+    return ladder.count(group_label(unit.note, ref, unit.date), remember=False)
 
 
 def _groups(picked: list[Unit], ladder: Ladder) -> list[Group]:
@@ -288,14 +350,33 @@ def _groups(picked: list[Unit], ladder: Ladder) -> list[Group]:
             order.index(kv[0][0]), min(u.start for u in kv[1]))):
         units.sort(key=lambda u: u.start)
         blocks = [u.block for u in units if u.block]
-        ref = section if not blocks else BlockRange(section, min(blocks), max(blocks)).ref \
-            if blocks == list(range(min(blocks), max(blocks) + 1)) else \
-            f"{section}:" + ",".join(f"b{b}" for b in blocks)
+        ref = f"{section}:" + ",".join(block_runs(blocks)) if blocks else section
         body = "".join(u.text if u.text.endswith("\n") else u.text + "\n" for u in units)
         date = units[0].date
-        text = label(note, ref, date) + body
+        text = group_label(note, ref, date) + body
         out.append(Group(note, ref, date, text, ladder.count(text, remember=False)))
     return out
+
+
+def block_runs(blocks: list[int]) -> list[str]:
+    """Block numbers (ascending) as runs: [2, 4, 5, 6, 9] -> ["b2", "b4-6", "b9"]."""
+    runs: list[list[int]] = []
+    for number in blocks:
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return [f"b{r[0]}" if len(r) == 1 else f"b{r[0]}-{r[-1]}" for r in runs]
+
+
+def group_label(note: str, ref: str, date: str | None) -> str:
+    """``[note#ref · date]``; when the section's id already starts with the day (an entry
+    ``### 2026-11-03 14:00 · …`` has the id ``2026-11-03-…``), only the time is added, so
+    no group pays for its day twice."""
+    day, _, time = (date or "").partition(" ")
+    if day and ref.startswith(day):
+        return label(note, ref, time or None)
+    return label(note, ref, date)
 
 
 def _normalised(scores: dict[K, float]) -> dict[K, float]:

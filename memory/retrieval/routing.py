@@ -6,6 +6,7 @@ note) and pseudo-relevance feedback (RM3-style expansion from the best paragraph
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ from memory.errors import NotesError
 from memory.index import Found, ParsedQuery, SearchHit, StoredNote, StoredPart
 from memory.index.words import query_words, words
 from memory.model.text import split_lines
+from memory.model.timeexpr import TimeRange, dated_inside, find_ranges
 
 if TYPE_CHECKING:
     from memory.retrieval.ladder import Ladder
@@ -22,6 +24,10 @@ FUSION_POOL = 100  # notes and paragraphs each ranking considers
 FEEDBACK_DOCS = 10  # paragraphs of the first search the feedback words come from
 FEEDBACK_TERMS = 10  # words added
 FEEDBACK_WEIGHT = 0.3  # the best feedback word's weight (a message word weighs 1)
+DATE_SHARE = 0.5  # dates lever: a note with an entry inside the message's dates gains this
+DATE_POOL = 200  # share of its score; sections searched for such entries
+DATE_NOTES = 100  # notes ranked before the lift, when the message names a time
+DATE_SPAN_DAYS = 32  # only expressions shorter than this narrow the routing (a month at most)
 
 
 def route_notes(ladder: Ladder, parsed: ParsedQuery, pool: int) -> Found[StoredNote]:
@@ -33,6 +39,34 @@ def route_notes(ladder: Ladder, parsed: ParsedQuery, pool: int) -> Found[StoredN
         return fused_notes(ladder, parsed, pool)
     return _own_words(parsed, ladder.index.run_search(
         lambda searcher: searcher.search_notes(parsed, pool)))
+
+
+def date_ranges(ladder: Ladder, parsed: ParsedQuery, today: dt.date | None) -> list[TimeRange]:
+    """The message's time expressions that narrow it to at most a month, when the dates
+    lever is on (else none): "this year" or "since 2020" hold most notes and say little."""
+    if not ladder.levers.dates:
+        return []
+    return [r for r in find_ranges(parsed.text, today or dt.date.today())
+            if (r.end - r.start).days < DATE_SPAN_DAYS]
+
+
+def with_dates(ladder: Ladder, parsed: ParsedQuery, hits: list[SearchHit[StoredNote]],
+               ranges: list[TimeRange]) -> list[SearchHit[StoredNote]]:
+    """Hits re-ranked by the message's time expressions (the dates lever): a note with a
+    matching section dated inside them (among the store's ``DATE_POOL`` best sections)
+    scores ``1 + DATE_SHARE`` times its own, so "what did we decide on 3 November" goes to
+    the notes written that day among those that match it nearly as well, and never to a
+    note that matches it much worse (a note whose state holds the answer is dated by no
+    entry). ``hits`` should be a wide pool (``DATE_NOTES``)."""
+    if not ranges:
+        return hits
+    sections, _ = ladder.search(parsed, "section", DATE_POOL)
+    dated = {h.doc.note_id for h in sections if dated_inside(h.doc.date, ranges)}
+    if not dated:
+        return hits
+    lifted = [dataclasses.replace(h, score=round(h.score * (1 + DATE_SHARE), 2))
+              if h.doc.note_id in dated else h for h in hits]
+    return sorted(lifted, key=lambda h: -h.score)
 
 
 def fused_notes(ladder: Ladder, parsed: ParsedQuery, pool: int) -> Found[StoredNote]:

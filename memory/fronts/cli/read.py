@@ -23,13 +23,16 @@ from memory.fronts.cli import (
 @click.option("--limit", "-n", default=5, show_default=True, type=click.IntRange(1, 50),
               help="How many notes to show.")
 @context_option
+@date_option
 @json_option
 @click.pass_context
 def suggest(ctx: click.Context, query: str, limit: int, context: str | None,
-            as_json: bool) -> None:
+            asked_on: dt.datetime | None, as_json: bool) -> None:
     """Rung 1: which notes may answer QUERY (Spanish or English, accents optional). Notes
-    this shell session read in the last 30 minutes rank a little higher."""
-    _emit(as_json, _notes(ctx).suggest(query, limit, context), render.suggestions)
+    this shell session read in the last 30 minutes rank a little higher, and so do notes
+    with an entry inside a day, week or month QUERY names ("on 3 November", "last week")."""
+    _emit(as_json, _notes(ctx).suggest(query, limit, context, today=_day(asked_on)),
+          render.suggestions)
 
 
 @cli.command(name="map")

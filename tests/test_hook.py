@@ -12,7 +12,7 @@ import pytest
 from shared_data import TRANSCRIPTS as SHARED_TRANSCRIPTS
 
 from conftest import NOTES_BIN
-from memory.services.hook import MAX_NOTES, MAX_TOKENS, recent_messages
+from memory.services.hook import EVIDENCE_HEADER, MAX_NOTES, MAX_TOKENS, recent_messages
 from memory.state.tokens import count_exact
 
 TRANSCRIPTS = sorted(SHARED_TRANSCRIPTS.rglob("*.jsonl"))
@@ -40,13 +40,33 @@ def added_context(result: subprocess.CompletedProcess[str]) -> str:
     assert out["hookEventName"] == "UserPromptSubmit"
     text = str(out["additionalContext"])
     assert count_exact(text) <= MAX_TOKENS
-    assert len(text.splitlines()) <= MAX_NOTES + 1
+    notes_part = text.split(EVIDENCE_HEADER)[0]
+    assert len(notes_part.splitlines()) <= MAX_NOTES + 1
     return text
 
 
 def test_a_typical_prompt_gets_its_notes(store_dir: Path) -> None:
     text = added_context(run_hook(store_dir, payload("cómo hago rollback de un despliegue")))
     assert "howto/deploy-production" in text.splitlines()[1]
+
+
+def test_a_block_that_wins_clearly_is_shown_whole(store_dir: Path) -> None:
+    """Rung 0 with evidence: the one block of the notes shown that scores clearly above the
+    next is added whole, labelled, within the 120 tokens (notes dropped from the end to make
+    room); the note it comes from is still listed."""
+    text = added_context(run_hook(store_dir, payload("how long is the deploy freeze")))
+    head, _, evidence = text.partition(EVIDENCE_HEADER)
+    assert evidence.startswith("[people/jonas-becker#state:b4]\n")
+    line = evidence.splitlines()[1]
+    assert line.startswith("- Strict on the deploy window and the no-Friday rule")
+    assert line in (store_dir / "people" / "jonas-becker.md").read_text().splitlines()
+    assert "people/jonas-becker" in head
+
+
+def test_no_block_is_shown_when_none_wins_clearly(store_dir: Path) -> None:
+    text = added_context(run_hook(store_dir, payload("cómo hago rollback de un despliegue")))
+    assert "howto/deploy-production" in text.splitlines()[1]
+    assert EVIDENCE_HEADER not in text
 
 
 def test_nothing_is_added_when_nothing_scores_well(store_dir: Path) -> None:

@@ -19,6 +19,10 @@ calls, or the paragraphs' text) and its token count:
 - ``recall@N`` (N = 500, 1000, 2000): one ``recall`` call with a budget of N tokens.
 - ``recall-flat@1000``: the same without the hierarchy (blocks ranked by their own score,
   the state still first), to measure what the section's and note's scores add.
+- ``hook``: what the ``UserPromptSubmit`` hook adds for the question as the prompt and its
+  context as the transcript's last messages (:func:`memory.services.hook.hook_text`): at most
+  4 note lines and, when one block of those notes wins clearly, that block, in at most 120
+  tokens; nothing when nothing scores well (0 tokens, a miss).
 - ``full``: every note whole (the same for every question, so counted once).
 
 Every policy passes the question's ``context`` to each rung it calls (``suggest``, the maps,
@@ -45,7 +49,7 @@ HYBRID_PARAGRAPHS = 5
 RECALL_BUDGETS = (500, 1000, 2000)
 POLICIES = ("ladder@1", "ladder@2", "ladder-oracle", "ladder-zoom@1",
             *(f"recall@{n}" for n in RECALL_BUDGETS), "recall-flat@1000",
-            *(f"fragments@{k}" for k in FRAGMENT_KS), "hybrid", "full")
+            *(f"fragments@{k}" for k in FRAGMENT_KS), "hybrid", "hook", "full")
 
 
 @dataclass(frozen=True)
@@ -104,13 +108,16 @@ class QuestionPass:
             return self.fragments(int(policy.removeprefix("fragments@")))
         if policy == "hybrid":
             return self.hybrid()
+        if policy == "hook":
+            return self.hook()
         if policy == "full":
             return self.full
         raise NotesError(f"unknown policy {policy!r}")
 
     def suggested(self) -> tuple[Suggestions, str]:
         if self._suggested is None:
-            self._suggested = self.reader.suggest(self.query, SUGGEST_LIMIT, self.context)
+            self._suggested = self.reader.suggest(self.query, SUGGEST_LIMIT, self.context,
+                                                 self.today)
         return self._suggested
 
     def recalled(self) -> dict[int, str]:
@@ -154,6 +161,16 @@ class QuestionPass:
         if not shown:
             return self._reading([])
         return self._reading([join_paragraphs(shown), *self.climb(route(shown))])
+
+    def hook(self) -> Reading:
+        from memory.services.hook import MAX_NOTES, hook_text, topic_words
+
+        prompt = topic_words(self.query)
+        if not prompt and not self.context:
+            return self._reading([])
+        result, _ = self.reader.suggest(prompt, MAX_NOTES, self.context, self.today)
+        return self._reading([hook_text(self.reader.ladder, self.reader.counter, result,
+                                        prompt, self.context)])
 
     def paragraphs(self) -> list[Paragraph]:
         if self._paragraphs is None:

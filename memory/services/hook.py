@@ -29,12 +29,12 @@ from typing import IO, TYPE_CHECKING, Any
 
 from memory.config import Config
 from memory.errors import NotesError
-from memory.model.text import fold
+from memory.model.text import fold, split_lines
 from memory.services import hook_client
 
 if TYPE_CHECKING:
     from memory.api import Notes
-    from memory.retrieval.ladder import SuggestHit, Suggestions
+    from memory.retrieval.ladder import Ladder, SuggestHit, Suggestions
     from memory.state.tokens import TokenCounter
 
 MAX_NOTES = 4
@@ -52,6 +52,8 @@ hello hi hey thanks thank please ok okay yes yeah sure go on continue proceed ne
 fine cool check done looks well recommend recommendation recomiendas recomiendes recomienda
 """.split())
 HEADER = "Notes that may help (read with section_map / read_section, or `notes map`):"
+EVIDENCE_HEADER = "Best match: "
+EVIDENCE_POOL = 10  # blocks of the store searched for the best block of the notes shown
 
 
 @dataclass(frozen=True)
@@ -141,16 +143,58 @@ def worth_showing(result: Suggestions) -> list[SuggestHit]:
     return [h for h in result.hits[:MAX_NOTES] if h.score >= floor]
 
 
-def context_text(hits: list[SuggestHit], counter: TokenCounter) -> str:
-    """One line per note, dropping the last ones until the whole fits the token budget."""
+def context_text(hits: list[SuggestHit], counter: TokenCounter,
+                 evidence: str | None = None) -> str:
+    """One line per note, then the evidence block when there is one; the last notes are
+    dropped (never the first) until the whole fits the token budget, then the evidence."""
     lines = [f"- {h.note} · {h.title} · state {h.state_tokens} of {h.tokens} tokens"
              for h in hits]
     while lines:
-        text = "\n".join([HEADER, *lines])
+        text = "\n".join([HEADER, *lines, *([evidence] if evidence else [])])
         if counter.count(text) <= MAX_TOKENS:
             return text
-        lines.pop()
+        if evidence and len(lines) == 1:
+            evidence = None
+        else:
+            lines.pop()
     return ""
+
+
+def best_evidence(ladder: Ladder, prompt: str, context: str | None,
+                  hits: list[SuggestHit]) -> str | None:
+    """The best block of the notes shown, labelled, when it wins clearly: it scores
+    ``CLEAR_MARGIN`` times the next best block of those notes (as a section wins clearly in
+    a map). None when no block of them matched or none wins clearly."""
+    from memory.index import parse_query
+    from memory.retrieval.answers import label
+    from memory.retrieval.section_scores import clear_winner
+    from memory.retrieval.zoom import BlockRange
+
+    shown = {h.note for h in hits}
+    if not shown or not prompt:
+        return None
+    found, _ = ladder.search(parse_query(prompt, context), "paragraph", EVIDENCE_POOL)
+    blocks = [h for h in found if h.doc.note_id in shown][:2]
+    if not blocks or not clear_winner([(h.doc.id, h.score) for h in blocks]):
+        return None
+    best = blocks[0].doc
+    try:
+        lines = split_lines(ladder.load(best.note_id).note.text)
+    except NotesError:
+        return None  # gone since it was indexed
+    number = int(best.id.rpartition("@")[2] or 0)
+    ref = BlockRange(best.section, number, number).ref if number else best.section
+    return (EVIDENCE_HEADER + label(best.note_id, ref, best.date)
+            + "".join(lines[best.lines[0]:best.lines[1]])).rstrip("\n")
+
+
+def hook_text(ladder: Ladder, counter: TokenCounter, result: Suggestions, prompt: str,
+              context: str | None) -> str:
+    """What the hook adds for ``result`` (suggest's answer for the prompt's topic words):
+    the notes worth showing and, when one of their blocks wins clearly, that block ("" when
+    nothing is worth adding). The bench's ``hook`` policy measures exactly this text."""
+    hits = worth_showing(result)
+    return context_text(hits, counter, best_evidence(ladder, prompt, context, hits))
 
 
 def hook_output(text: str) -> str:
@@ -169,7 +213,7 @@ def run_hook(notes: Notes, raw: str) -> str:
         return ""
     result = notes.suggest(prompt, limit=MAX_NOTES, context=context or None,
                            session=data.session_id or None)
-    text = context_text(worth_showing(result), notes.counter)
+    text = hook_text(notes.ladder, notes.counter, result, prompt, context or None)
     return hook_output(text) if text else ""
 
 

@@ -144,3 +144,18 @@ def test_the_stand_ins_are_gone_after_the_index_is_imported() -> None:
         "assert whoosh.reading.cached_property is functools.cached_property\n"
         "print('ok')")], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_the_evidence_is_read_without_parsing_a_note(store_dir: Path) -> None:
+    """The cold hook that shows a block reads it from the file: it loads neither the
+    Markdown parser nor YAML (a note's parse costs the hook a third of its time)."""
+    env = {**os.environ, "NOTES_DIR": str(store_dir)}
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "memory", "hook",
+                           "user-prompt"], input=payload("how long is the deploy freeze"),
+                          env=env, capture_output=True, text=True, timeout=120)
+    text = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert EVIDENCE_HEADER in text
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines()
+              if line.startswith("import time:")}
+    assert "memory.services.hook" in loaded  # answered in this process, not by a server
+    assert not loaded & {"markdown_it", "yaml", "memory.model.note"}

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from memory.model.note import Section
 from memory.model.timeexpr import TimeRange, asks_when, dated_inside, find_ranges, mentions_time
+
+if TYPE_CHECKING:  # the note model (and its parser) is not needed to run this
+    from memory.model.note import Section
 
 PARAGRAPH_WEIGHT = 0.5  # share of the best paragraph's score a section adds to its own
 NEIGHBOUR_WEIGHT = 0.15  # share of the adjacent entries' text scores an entry borrows

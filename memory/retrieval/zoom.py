@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memory.errors import SectionNotFound
-from memory.model.note import Block, Section
 from memory.state.tokens import TokenCounter
+
+if TYPE_CHECKING:  # the note model (and its parser) is not needed to run this
+    from memory.model.note import Block, Section
 
 ZOOM_TOKENS = 500  # a section longer than this lists its matching windows in the map
 WINDOW_TOKENS = 300  # a window grows around its best block up to about this many tokens

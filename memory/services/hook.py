@@ -178,14 +178,23 @@ def best_evidence(ladder: Ladder, prompt: str, context: str | None,
     if not blocks or not clear_winner([(h.doc.id, h.score) for h in blocks]):
         return None
     best = blocks[0].doc
-    try:
-        lines = split_lines(ladder.load(best.note_id).note.text)
-    except NotesError:
-        return None  # gone since it was indexed
+    text = _block_lines(ladder, best.note_id, best.lines)
+    if text is None:
+        return None
     number = int(best.id.rpartition("@")[2] or 0)
     ref = BlockRange(best.section, number, number).ref if number else best.section
-    return (EVIDENCE_HEADER + label(best.note_id, ref, best.date)
-            + "".join(lines[best.lines[0]:best.lines[1]])).rstrip("\n")
+    return (EVIDENCE_HEADER + label(best.note_id, ref, best.date) + text).rstrip("\n")
+
+
+def _block_lines(ladder: Ladder, note_id: str, span: tuple[int, int]) -> str | None:
+    """The block's lines, read from the note's file as it is (no parsing: the hook stays
+    light); None when the file went away or is now shorter than the indexed block."""
+    try:
+        lines = split_lines(ladder.store.path_for(note_id).read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, NotesError):
+        return None
+    start, end = span
+    return "".join(lines[start:end]) if end <= len(lines) else None
 
 
 def hook_text(ladder: Ladder, counter: TokenCounter, result: Suggestions, prompt: str,

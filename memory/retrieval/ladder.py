@@ -174,7 +174,7 @@ class Ladder:
         words = [w[1] for w in parsed.words]
         hits, total = keep_named_first(found, lambda note: self._names(note, words),
                                        limit), found.total
-        ranked = with_prior(with_dates(self, parsed, hits, ranges, found.message),
+        ranked = with_prior(with_dates(self, parsed, hits, ranges),
                             prior or {}, len(parsed.words), self._note_fields)
         total += len(ranked) - len(hits)  # notes the prior added count among the candidates
         return Suggestions(query, tuple(_suggest_hit(h.doc, h.score, h.matched)

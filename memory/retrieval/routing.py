@@ -15,6 +15,7 @@ from memory.index import Found, ParsedQuery, SearchHit, StoredNote, StoredPart
 from memory.index.words import query_words, words
 from memory.model.text import split_lines
 from memory.model.timeexpr import TimeRange, dated_inside, find_ranges
+from memory.retrieval.context import split
 
 if TYPE_CHECKING:
     from memory.retrieval.ladder import Ladder
@@ -51,25 +52,25 @@ def date_ranges(ladder: Ladder, parsed: ParsedQuery, today: dt.date | None) -> l
 
 
 def with_dates(ladder: Ladder, parsed: ParsedQuery, hits: list[SearchHit[StoredNote]],
-               ranges: list[TimeRange], message: dict[str, float]
-               ) -> list[SearchHit[StoredNote]]:
+               ranges: list[TimeRange]) -> list[SearchHit[StoredNote]]:
     """Hits re-ranked by the message's time expressions (the dates lever): a note with a
-    matching section dated inside them (among the store's ``DATE_POOL`` best sections)
-    gains ``DATE_SHARE`` times its score for the message alone (``message``, by note id):
-    the time belongs to the message, so what only the conversation matched gains nothing.
-    "What did we decide on 3 November" goes to the notes written that day among those that
-    match it nearly as well, never to one that matches it much worse (a note whose state
-    holds the answer is dated by no entry). ``hits`` should be a wide pool
-    (``DATE_NOTES``)."""
+    section that the message's own words match (among the store's ``DATE_POOL`` best) and
+    that is dated inside them scores ``1 + DATE_SHARE`` times as much. The time belongs to
+    the message, so a section only the conversation matched lifts nothing; and the lift is
+    a ratio, so among the notes written then the order stays, and "what did we decide on 3
+    November" goes to a note written that day only over those that match nearly as well
+    (a note whose state holds the answer is dated by no entry). ``hits`` should be a wide
+    pool (``DATE_NOTES``)."""
     if not ranges:
         return hits
-    sections, _ = ladder.search(parsed, "section", DATE_POOL)
+    message, _ = split(parsed)
+    sections, _ = ladder.index.run_search(
+        lambda searcher: searcher.search_parts(message, "section", DATE_POOL))
     dated = {h.doc.note_id for h in sections if dated_inside(h.doc.date, ranges)}
     if not dated:
         return hits
-    lifted = [dataclasses.replace(h, score=round(
-        h.score + DATE_SHARE * message.get(h.doc.note_id, 0.0), 2))
-        if h.doc.note_id in dated else h for h in hits]
+    lifted = [dataclasses.replace(h, score=round(h.score * (1 + DATE_SHARE), 2))
+              if h.doc.note_id in dated else h for h in hits]
     return sorted(lifted, key=lambda h: -h.score)
 
 

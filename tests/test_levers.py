@@ -263,3 +263,31 @@ def test_names_halve_a_block_that_matched_only_the_title(tmp_path: Path) -> None
     ann_named = [u for u in named.units if u.text.startswith(turns)]
     assert ann[0].text.strip() == "- Ann: Thanks Bob!"
     assert "violin" in ann_named[0].text
+
+
+def test_dates_lift_only_what_the_message_matches(sessions: Notes) -> None:
+    """The fourth session (1 August) is lifted only when the message's own words match it:
+    not by the time expression's words ("August", "2024", which its dated heading holds),
+    nor by the conversation's words on a topic switch (a talk about the glacier, then a
+    question about the kayak trip "in early August 2024")."""
+    import datetime as dt
+
+    ladder = sessions.ladder
+    day = dt.date(2024, 9, 1)
+
+    def fourth(question: str, context: str | None = None) -> float:
+        hits = ladder.suggest(question, 4, context=context, today=day).hits
+        return next(h.score for h in hits if h.note == "trip/session-04")
+
+    for question, context in (("the kayak trip in early August 2024", None),
+                              ("the kayak trip in early August 2024",
+                               "Nordfjord glacier Nordfjord glacier walks")):
+        ladder.levers = Levers()
+        plain = fourth(question, context)
+        ladder.levers = Levers(dates=True)
+        assert fourth(question, context) == plain
+    ladder.levers = Levers(dates=True)
+    lifted = fourth("the Nordfjord glacier in early August 2024")
+    ladder.levers = Levers()
+    assert lifted == pytest.approx(1.5 * fourth("the Nordfjord glacier in early August 2024"),
+                                   abs=0.01)

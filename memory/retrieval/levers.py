@@ -21,7 +21,8 @@ so that its ablation is reproducible (issue #15 item 4; figures in docs/benchmar
   note, and inside it they do not tell one block from another.
 - ``dates``: ``suggest`` lifts the notes with a matching entry dated inside the message's
   time expressions of at most a month ("on 3 November", "in May 2023", "last week"),
-  resolved at the question's date: each gains half its score for the message alone.
+  resolved at the question's date, when the message's own words match the dated entry:
+  each scores 1.5 times as much.
 
 :data:`DEFAULT` holds the levers that are on; the bench's ``--levers`` (and
 :func:`parse_levers`) switches them per run.

@@ -54,7 +54,8 @@ def date_ranges(ladder: Ladder, parsed: ParsedQuery, today: dt.date | None) -> l
 def with_dates(ladder: Ladder, parsed: ParsedQuery, hits: list[SearchHit[StoredNote]],
                ranges: list[TimeRange]) -> list[SearchHit[StoredNote]]:
     """Hits re-ranked by the message's time expressions (the dates lever): a note with a
-    section that the message's own words match (among the store's ``DATE_POOL`` best) and
+    section that the message's own words match (among the store's ``DATE_POOL`` best; not
+    the words of the time expression, which every heading of that year or month holds) and
     that is dated inside them scores ``1 + DATE_SHARE`` times as much. The time belongs to
     the message, so a section only the conversation matched lifts nothing; and the lift is
     a ratio, so among the notes written then the order stays, and "what did we decide on 3
@@ -64,8 +65,13 @@ def with_dates(ladder: Ladder, parsed: ParsedQuery, hits: list[SearchHit[StoredN
     if not ranges:
         return hits
     message, _ = split(parsed)
+    said = {word for r in ranges for word, _ in query_words(r.phrase)}  # "august", "2024"
+    own = dataclasses.replace(message, words=tuple(w for w in message.words
+                                                   if w[0] not in said))
+    if not own.words:
+        return hits
     sections, _ = ladder.index.run_search(
-        lambda searcher: searcher.search_parts(message, "section", DATE_POOL))
+        lambda searcher: searcher.search_parts(own, "section", DATE_POOL))
     dated = {h.doc.note_id for h in sections if dated_inside(h.doc.date, ranges)}
     if not dated:
         return hits

@@ -80,3 +80,30 @@ def test_a_cold_hook_counts_without_tiktoken(store_dir: Path) -> None:
     assert "tiktoken" not in loaded and "whoosh" in loaded  # counted here, from the table
     assert not loaded & {"asyncio", "urllib.request", "cached_property"}  # Whoosh's unused
     assert count_exact(text) <= 120
+
+
+def test_a_process_counting_many_texts_loads_the_encoding(table: RankTable,
+                                                          tmp_path: Path) -> None:
+    """The ranks table serves a few counts (the hook's); past QUICK_COUNTS texts the
+    encoding is loaded, since each count from the table costs a query per piece (a cold
+    `notes recall` counts hundreds of blocks). Run in a fresh process: the encoding is
+    loaded once per process."""
+    import shutil
+
+    shutil.copy(table.path, tmp_path / RANKS_FILE)
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from memory.state.tokens import QUICK_COUNTS, TokenCounter, encoding\n"
+        "counter = TokenCounter(Path(sys.argv[1]) / 'counts.sqlite')\n"
+        "texts = [f'- block {n}: the eviction policy, again' for n in range(QUICK_COUNTS + 5)]\n"
+        "counts = [counter.count(t, remember=False) for t in texts[:QUICK_COUNTS]]\n"
+        "print(encoding.cache_info().currsize)\n"
+        "counts += [counter.count(t, remember=False) for t in texts[QUICK_COUNTS:]]\n"
+        "print(encoding.cache_info().currsize)\n"
+        "from memory.state.tokens import count_exact\n"
+        "print(counts == [count_exact(t) for t in texts])\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "1", "True"]

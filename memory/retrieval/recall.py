@@ -28,6 +28,7 @@ from memory.model.timeexpr import asks_when, dated_inside, find_ranges, mentions
 from memory.retrieval.answers import label
 from memory.retrieval.ladder import Ladder
 from memory.retrieval.zoom import BlockRange, own_blocks
+from memory.state.store import LoadedNote as Loaded
 
 MIN_BUDGET, MAX_BUDGET = 100, 20_000
 POOL = 200  # blocks and sections considered
@@ -45,6 +46,8 @@ STATE_SHARE = 0.35  # the best note's state comes first when it costs at most th
 LABEL_TOKENS = 8  # what a block adds to its group's label (",b7" or a wider range), at most
 TAIL_TOKENS = 50  # kept for the last line (tokens used, what was left out, the next block)
 K = TypeVar("K")
+Read = tuple["Loaded", list[str]]  # a note as parsed, and its lines
+Seen = dict[str, "Read | None"]
 
 
 @dataclass(frozen=True)
@@ -113,14 +116,15 @@ def gather(ladder: Ladder, query: str, context: str | None = None,
     routed = ladder.suggest(query, ROUTE_NOTES, context, prior=prior, today=today)
     note_scores = _normalised({h.note: h.score for h in routed.hits}) if hierarchy else {}
     levers = ladder.levers
+    seen: Seen = {}  # each note read once for the whole gathering
     if hierarchy and levers.fusion:
         units = _fused_units(ladder, parsed, [h.note for h in routed.hits],
-                             today or dt.date.today())
+                             today or dt.date.today(), seen)
     else:
         units = _ranked_units(ladder, parsed, note_scores, today or dt.date.today(),
-                              hierarchy)
+                              hierarchy, seen)
     if levers.neighbours:
-        units = with_neighbours(ladder, units)
+        units = with_neighbours(ladder, units, seen)
     return Gathered(query, routed.hits[0].note if routed.hits else None, tuple(units))
 
 
@@ -134,7 +138,7 @@ def fill(ladder: Ladder, gathered: Gathered, budget: int) -> Recalled:
 
 
 def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, float],
-                  today: dt.date, hierarchy: bool) -> list[Unit]:
+                  today: dt.date, hierarchy: bool, seen: Seen) -> list[Unit]:
     blocks, _ = ladder.search(parsed, "paragraph", POOL)
     sections, _ = ladder.search(parsed, "section", POOL)
     section_scores = _normalised({(h.doc.note_id, h.doc.section): h.score
@@ -143,18 +147,16 @@ def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, fl
     ranges = find_ranges(parsed.text, today)
     when = asks_when(parsed.text)
     units = []
-    lines: dict[str, list[str] | None] = {}
-    titles: dict[str, frozenset[str]] = {}
     for hit in blocks:
         note, section = hit.doc.note_id, hit.doc.section
         own = hit.score / best_block
-        if ladder.levers.names and _names_only(ladder, hit, titles):
+        if ladder.levers.names and _names_only(ladder, hit, seen):
             own *= NAMES_SHARE
         score = own + SECTION_WEIGHT * section_scores.get((note, section), 0)
         score += NOTE_WEIGHT * note_scores.get(note, 0.0)
         if dated_inside(hit.doc.date, ranges):
             score += DATE_WEIGHT
-        note_lines = _note_lines(ladder, note, lines)
+        note_lines = _note_lines(ladder, note, seen)
         if note_lines is None:
             continue  # the note went away or became unreadable since it was indexed
         unit = _unit(ladder, hit, score, note_lines)
@@ -165,7 +167,7 @@ def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, fl
 
 
 def _fused_units(ladder: Ladder, parsed: ParsedQuery, routed: list[str],
-                 today: dt.date) -> list[Unit]:
+                 today: dt.date, seen: Seen) -> list[Unit]:
     """Blocks ranked by reciprocal rank fusion (the fusion lever): the sum of
     ``1 / (RRF_K + rank)`` over the block's own rank among the store's blocks, its section's
     among the sections, its note's among the routed notes, and, for a block whose entry lies
@@ -179,10 +181,9 @@ def _fused_units(ladder: Ladder, parsed: ParsedQuery, routed: list[str],
     ranges = find_ranges(parsed.text, today)
     when = asks_when(parsed.text)
     units = []
-    lines: dict[str, list[str] | None] = {}
     for rank, hit in enumerate(blocks, start=1):
         note, section = hit.doc.note_id, hit.doc.section
-        note_lines = _note_lines(ladder, note, lines)
+        note_lines = _note_lines(ladder, note, seen)
         if note_lines is None:
             continue
         ranks = [rank, section_rank.get((note, section)), note_rank.get(note)]
@@ -218,7 +219,8 @@ def spread(units: list[Unit], head_tokens: int) -> list[Unit]:
     return head + sorted(tail, key=lambda u: -u.score)
 
 
-def with_neighbours(ladder: Ladder, units: list[Unit]) -> list[Unit]:
+def with_neighbours(ladder: Ladder, units: list[Unit], seen: Seen | None = None
+                    ) -> list[Unit]:
     """Units re-ranked with their neighbours (the neighbours lever): each block ``d`` blocks
     away (``d`` up to ``NEIGHBOUR_REACH``, in the same section) from a ranked block scores at
     least ``NEIGHBOUR_SHARE ** d`` times that block's score, joining the ranking when it did
@@ -227,7 +229,8 @@ def with_neighbours(ladder: Ladder, units: list[Unit]) -> list[Unit]:
     for unit in units:
         if unit.block == 0:
             continue
-        blocks = _section_blocks(ladder, unit.note, unit.section)
+        blocks = _section_blocks(_loaded(ladder, unit.note, seen if seen is not None else {}),
+                                 unit.section)
         for distance in range(1, NEIGHBOUR_REACH + 1):
             score = unit.score * NEIGHBOUR_SHARE ** distance
             for number in (unit.block - distance, unit.block + distance):
@@ -245,37 +248,39 @@ def with_neighbours(ladder: Ladder, units: list[Unit]) -> list[Unit]:
     return sorted(best.values(), key=lambda u: -u.score)
 
 
-def _section_blocks(ladder: Ladder, note: str, section: str) -> tuple[Block, ...]:
-    try:
-        sections = ladder.load(note).note.sections
-    except NotesError:
+def _section_blocks(read: Read | None, section: str) -> tuple[Block, ...]:
+    if read is None:
         return ()
+    sections = read[0].note.sections
     found = next((s for s in sections if s.id == section), None)
     return own_blocks(found, sections) if found else ()
 
 
-def _names_only(ladder: Ladder, hit: SearchHit[StoredPart],
-                titles: dict[str, frozenset[str]]) -> bool:
+def _names_only(ladder: Ladder, hit: SearchHit[StoredPart], seen: Seen) -> bool:
     """Whether the block matched only words of its note's title (the names lever): the
     speakers' names in a conversation, the topic a note is named for. Those words chose
     the note; inside it they tell one block from another no better than chance."""
-    note = hit.doc.note_id
-    if note not in titles:
-        try:
-            titles[note] = frozenset(w for w, _ in query_words(ladder.load(note).note.title))
-        except NotesError:
-            titles[note] = frozenset()
-    return bool(hit.matched) and set(hit.matched) <= titles[note]
+    read = _loaded(ladder, hit.doc.note_id, seen)
+    if read is None or not hit.matched:
+        return False
+    return set(hit.matched) <= {w for w, _ in query_words(read[0].note.title)}
 
 
-def _note_lines(ladder: Ladder, note: str,
-                seen: dict[str, list[str] | None]) -> list[str] | None:
+def _loaded(ladder: Ladder, note: str, seen: Seen) -> Read | None:
+    """The note and its lines, read once per gathering (None: gone or unreadable since it
+    was indexed)."""
     if note not in seen:
         try:
-            seen[note] = split_lines(ladder.load(note).note.text)
+            loaded = ladder.load(note)
+            seen[note] = (loaded, split_lines(loaded.note.text))
         except NotesError:
             seen[note] = None
     return seen[note]
+
+
+def _note_lines(ladder: Ladder, note: str, seen: Seen) -> list[str] | None:
+    read = _loaded(ladder, note, seen)
+    return read[1] if read is not None else None
 
 
 def _unit(ladder: Ladder, hit: SearchHit[StoredPart], score: float, lines: list[str]) -> Unit:

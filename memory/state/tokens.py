@@ -33,6 +33,9 @@ MEMORY_ENTRIES = 100_000  # about 10 MB of cached counts at most
 FLUSH_EVERY = 256
 CHARS_PER_TOKEN = 3.9  # median of mixed Spanish/English notes, for counts not worth loading
 MAX_CACHE_BYTES = 128 << 20  # about a million counts; past it the cache is started anew
+# about 1.4 ms a text from the ranks table against about 0.2 s to load the encoding once
+# (then ~10 µs a text), measured on the 2-core machine: past ~140 texts the encoding is cheaper
+QUICK_COUNTS = 128
 CACHE_TIMEOUT_S = 5.0
 
 
@@ -93,6 +96,7 @@ class TokenCounter:
         self._pending: list[tuple[str, int]] = []
         self._path, self._report, self._max_bytes = cache_file, report, max_bytes
         self._restarted = False
+        self._quick_left = QUICK_COUNTS
         self._ranks = RankTable(cache_file.parent / RANKS_FILE) if cache_file else None
         if cache_file is not None:
             self._db, self._writable = self._open(cache_file)
@@ -114,10 +118,14 @@ class TokenCounter:
 
     def _count_new(self, text: str) -> int:
         """A text not in the cache: from the ranks table while the encoding is not loaded
-        (a cold process counting a few short texts), else by the encoding."""
-        if self._ranks is not None and not encoding.cache_info().currsize:
+        (a cold process counting a few short texts), else by the encoding. After
+        ``QUICK_COUNTS`` texts from the table the encoding is loaded: a process counting that
+        many (a cold `notes recall` counts hundreds of blocks) is done sooner by it."""
+        if self._ranks is not None and self._quick_left > 0 and \
+                not encoding.cache_info().currsize:
             quick = self._ranks.count(text)
             if quick is not None:
+                self._quick_left -= 1
                 return quick
         return count_exact(text)
 

@@ -41,6 +41,7 @@ class Config:
     backend: str = "whoosh"  # NOTES_BACKEND: "whoosh" or "tantivy" (the optional extra)
     http_allowed_hosts: tuple[str, ...] = ()  # NOTES_HTTP_ALLOWED_HOSTS: names beyond loopback
     http_token: str = field(default="", repr=False)  # NOTES_HTTP_TOKEN: HTTP bearer token
+    hook_evidence: bool = False  # NOTES_HOOK_EVIDENCE: the hook adds the clearly best block
     extra: Mapping[str, str] = field(default_factory=dict)
     store_source: str = "flag"  # how the store was chosen: one of locate.STORE_SOURCES
 
@@ -64,6 +65,8 @@ def load_config(
     budget = _int_setting(env, "NOTES_STATE_TOKEN_BUDGET", 600)
     retention = _int_setting(env, "NOTES_USAGE_RETENTION_DAYS", 180)
     usage = (env.get("NOTES_USAGE_LOG") or "1").strip().lower() not in ("0", "false", "no", "off")
+    evidence = (env.get("NOTES_HOOK_EVIDENCE") or "0").strip().lower() in ("1", "true", "yes",
+                                                                            "on")
     return Config(notes_dir=root, state_dir=state, max_note_bytes=max_bytes,
                   state_token_budget=budget, usage_log=usage, usage_retention_days=retention,
                   usage_queries=_usage_queries(env),
@@ -71,7 +74,7 @@ def load_config(
                   session=env.get("NOTES_SESSION", ""), backend=_backend(env),
                   http_allowed_hosts=_names(env.get("NOTES_HTTP_ALLOWED_HOSTS", "")),
                   http_token=env.get("NOTES_HTTP_TOKEN", "").strip(),
-                  store_source=choice.source)
+                  hook_evidence=evidence, store_source=choice.source)
 
 
 def _names(raw: str) -> tuple[str, ...]:

@@ -227,7 +227,7 @@ def expected_tokens(notes: Notes, folder: Path, query: str, gold: str) -> dict[s
             "hybrid": joined(5) + climb(route(paragraphs[:5])),
             "hook": count(hook_text(notes.ladder, notes.counter,
                                     notes.suggest(topic_words(query), 4),
-                                    topic_words(query), None))}
+                                    topic_words(query), None, evidence=True))}
 
 
 def _lines(folder: Path, note: str, span: tuple[int, int]) -> str:

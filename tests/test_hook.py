@@ -18,8 +18,10 @@ from memory.state.tokens import count_exact
 TRANSCRIPTS = sorted(SHARED_TRANSCRIPTS.rglob("*.jsonl"))
 
 
-def run_hook(store_dir: Path, stdin: str | None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NOTES_DIR": str(store_dir)}
+def run_hook(store_dir: Path, stdin: str | None, evidence: bool = False
+             ) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NOTES_DIR": str(store_dir),
+           "NOTES_HOOK_EVIDENCE": "1" if evidence else "0"}
     return subprocess.run([str(NOTES_BIN), "hook", "user-prompt"], input=stdin,
                           stdin=subprocess.DEVNULL if stdin is None else None,
                           capture_output=True, text=True, env=env, timeout=60)
@@ -54,17 +56,22 @@ def test_a_block_that_wins_clearly_is_shown_whole(store_dir: Path) -> None:
     """Rung 0 with evidence: the one block of the notes shown that scores clearly above the
     next is added whole, labelled, within the 120 tokens (notes dropped from the end to make
     room); the note it comes from is still listed."""
-    text = added_context(run_hook(store_dir, payload("how long is the deploy freeze")))
+    text = added_context(run_hook(store_dir, payload("how long is the deploy freeze"),
+                                  evidence=True))
     head, _, evidence = text.partition(EVIDENCE_HEADER)
     assert evidence.startswith("[people/jonas-becker#state:b4]\n")
     line = evidence.splitlines()[1]
     assert line.startswith("- Strict on the deploy window and the no-Friday rule")
     assert line in (store_dir / "people" / "jonas-becker.md").read_text().splitlines()
     assert "people/jonas-becker" in head
+    # off by default: the same prompt, note lines only
+    plain = added_context(run_hook(store_dir, payload("how long is the deploy freeze")))
+    assert EVIDENCE_HEADER not in plain and plain.startswith(head.rstrip("\n"))
 
 
 def test_no_block_is_shown_when_none_wins_clearly(store_dir: Path) -> None:
-    text = added_context(run_hook(store_dir, payload("cómo hago rollback de un despliegue")))
+    text = added_context(run_hook(store_dir, payload("cómo hago rollback de un despliegue"),
+                                  evidence=True))
     assert "howto/deploy-production" in text.splitlines()[1]
     assert EVIDENCE_HEADER not in text
 
@@ -149,7 +156,7 @@ def test_the_stand_ins_are_gone_after_the_index_is_imported() -> None:
 def test_the_evidence_is_read_without_parsing_a_note(store_dir: Path) -> None:
     """The cold hook that shows a block reads it from the file: it loads neither the
     Markdown parser nor YAML (a note's parse costs the hook a third of its time)."""
-    env = {**os.environ, "NOTES_DIR": str(store_dir)}
+    env = {**os.environ, "NOTES_DIR": str(store_dir), "NOTES_HOOK_EVIDENCE": "1"}
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "memory", "hook",
                            "user-prompt"], input=payload("how long is the deploy freeze"),
                           env=env, capture_output=True, text=True, timeout=120)

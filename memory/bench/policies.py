@@ -19,10 +19,11 @@ calls, or the paragraphs' text) and its token count:
 - ``recall@N`` (N = 500, 1000, 2000): one ``recall`` call with a budget of N tokens.
 - ``recall-flat@1000``: the same without the hierarchy (blocks ranked by their own score,
   the state still first), to measure what the section's and note's scores add.
-- ``hook``: what the ``UserPromptSubmit`` hook adds for the question as the prompt and its
-  context as the transcript's last messages (:func:`memory.services.hook.hook_text`): at most
-  4 note lines and, when one block of those notes wins clearly, that block, in at most 120
-  tokens; nothing when nothing scores well (0 tokens, a miss).
+- ``hook``: what the ``UserPromptSubmit`` hook adds, with its rung-0 evidence on
+  (``NOTES_HOOK_EVIDENCE=1``), for the question as the prompt and its context as the
+  transcript's last messages (:func:`memory.services.hook.hook_text`): at most 4 note lines
+  and, when one block of those notes wins clearly, that block, in at most 120 tokens;
+  nothing when nothing scores well (0 tokens, a miss).
 - ``full``: every note whole (the same for every question, so counted once).
 
 Every policy passes the question's ``context`` to each rung it calls (``suggest``, the maps,
@@ -170,7 +171,7 @@ class QuestionPass:
             return self._reading([])
         result, _ = self.reader.suggest(prompt, MAX_NOTES, self.context, self.today)
         return self._reading([hook_text(self.reader.ladder, self.reader.counter, result,
-                                        prompt, self.context)])
+                                        prompt, self.context, evidence=True)])
 
     def paragraphs(self) -> list[Paragraph]:
         if self._paragraphs is None:

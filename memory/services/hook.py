@@ -198,12 +198,16 @@ def _block_lines(ladder: Ladder, note_id: str, span: tuple[int, int]) -> str | N
 
 
 def hook_text(ladder: Ladder, counter: TokenCounter, result: Suggestions, prompt: str,
-              context: str | None) -> str:
+              context: str | None, evidence: bool) -> str:
     """What the hook adds for ``result`` (suggest's answer for the prompt's topic words):
-    the notes worth showing and, when one of their blocks wins clearly, that block ("" when
-    nothing is worth adding). The bench's ``hook`` policy measures exactly this text."""
+    the notes worth showing and, with ``evidence`` (``NOTES_HOOK_EVIDENCE``), the block of
+    them that wins clearly ("" when nothing is worth adding). The evidence is off by
+    default: its store-wide paragraph search costs a cold hook about half again as many
+    instructions (docs/claude-code.md). The bench's ``hook`` policy measures this text with
+    the evidence on."""
     hits = worth_showing(result)
-    return context_text(hits, counter, best_evidence(ladder, prompt, context, hits))
+    block = best_evidence(ladder, prompt, context, hits) if evidence else None
+    return context_text(hits, counter, block)
 
 
 def hook_output(text: str) -> str:
@@ -222,7 +226,8 @@ def run_hook(notes: Notes, raw: str) -> str:
         return ""
     result = notes.suggest(prompt, limit=MAX_NOTES, context=context or None,
                            session=data.session_id or None)
-    text = hook_text(notes.ladder, notes.counter, result, prompt, context or None)
+    text = hook_text(notes.ladder, notes.counter, result, prompt, context or None,
+                     notes.config.hook_evidence)
     return hook_output(text) if text else ""
 
 
@@ -238,7 +243,7 @@ def store_key(config: Config) -> str:
     its own (the same store, index and usage log), so both answers are the same."""
     return json.dumps([str(config.notes_dir), str(config.state_dir), config.backend,
                        config.state_headings, config.history_headings, config.max_note_bytes,
-                       config.usage_log, config.usage_queries])
+                       config.usage_log, config.usage_queries, config.hook_evidence])
 
 
 def answer(config: Config, raw: str, asked: bool = False) -> str:

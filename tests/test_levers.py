@@ -13,7 +13,7 @@ from memory.errors import InvalidArgument
 from memory.fronts import render
 from memory.index import parse_query
 from memory.retrieval.levers import ALL, DEFAULT, Levers, parse_levers
-from memory.retrieval.recall import RRF_K, gather
+from memory.retrieval.recall import RRF_K, Gathered, gather
 from memory.retrieval.routing import with_feedback
 
 
@@ -186,6 +186,19 @@ def test_bench_visible_takes_levers(tmp_path: Path) -> None:
     assert data["levers"] == ["fusion"]
 
 
+def gathered(store: Path, query: str, *settings: Levers) -> list[Gathered]:
+    """``recall``'s ranking of ``query`` over ``store`` under each lever setting."""
+    notes = Notes(load_config(store), notify=lambda _: None)
+    try:
+        found = []
+        for levers in settings:
+            notes.ladder.levers = levers
+            found.append(gather(notes.ladder, query))
+        return found
+    finally:
+        notes.close()
+
+
 def test_neighbours_bring_the_reply_that_shares_no_word(tmp_path: Path) -> None:
     """The question's words are in Bob's question; Ann's reply, the answer, shares none of
     them: without the lever recall never shows it, with it the reply joins at half the
@@ -199,15 +212,13 @@ def test_neighbours_bring_the_reply_that_shares_no_word(tmp_path: Path) -> None:
     store = make_store(tmp_path / "notes", {
         "talk/session-01": session("Ann and Bob: session 1", "2024-09-07", lines),
         "talk/session-02": session("Cy and Di: session 1", "2024-09-08", other)})
-    notes = Notes(load_config(store), notify=lambda _: None)
     reply = "A big lasagna with spinach"
+    question = "what was cooked for the harvest party"
+    without, with_lever = gathered(store, question, Levers(), Levers(neighbours=True))
+    notes = Notes(load_config(store), notify=lambda _: None)
     try:
-        ladder = notes.ladder
-        ladder.levers = Levers()
-        without = gather(ladder, "what was cooked for the harvest party")
-        ladder.levers = Levers(neighbours=True)
-        with_lever = gather(ladder, "what was cooked for the harvest party")
-        shown = render.recalled(ladder.recall("what was cooked for the harvest party", 300))
+        notes.ladder.levers = Levers(neighbours=True)
+        shown = render.recalled(notes.ladder.recall(question, 300))
     finally:
         notes.close()
     assert not any(reply in u.text for u in without.units)
@@ -249,15 +260,8 @@ def test_names_halve_a_block_that_matched_only_the_title(tmp_path: Path) -> None
               for n in range(1, 2)}
     store = make_store(tmp_path / "notes", {
         "talk/session-01": session("Ann and Bob: session 1", "2024-09-07", lines), **others})
-    notes = Notes(load_config(store), notify=lambda _: None)
-    try:
-        ladder = notes.ladder
-        ladder.levers = Levers()
-        plain = gather(ladder, "what did Ann say about violin")
-        ladder.levers = Levers(names=True)
-        named = gather(ladder, "what did Ann say about violin")
-    finally:
-        notes.close()
+    plain, named = gathered(store, "what did Ann say about violin", Levers(),
+                            Levers(names=True))
     turns = ("- Ann:", "- Bob:")  # the session's turns (its state line matches "Ann" too)
     ann = [u for u in plain.units if u.text.startswith(turns)]
     ann_named = [u for u in named.units if u.text.startswith(turns)]

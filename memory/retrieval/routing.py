@@ -25,8 +25,8 @@ FUSION_POOL = 100  # notes and paragraphs each ranking considers
 FEEDBACK_DOCS = 10  # paragraphs of the first search the feedback words come from
 FEEDBACK_TERMS = 10  # words added
 FEEDBACK_WEIGHT = 0.3  # the best feedback word's weight (a message word weighs 1)
-DATE_SHARE = 0.5  # dates lever: a note with an entry inside the message's dates gains this
-DATE_POOL = 200  # share of its score; sections searched for such entries
+DATE_SHARE = 0.5  # dates lever: a note written inside the message's dates scores 1 + this times
+DATE_POOL = 200  # sections searched for entries written then
 DATE_NOTES = 100  # notes ranked before the lift, when the message names a time
 DATE_SPAN_DAYS = 32  # only expressions shorter than this narrow the routing (a month at most)
 

@@ -188,11 +188,14 @@ def best_evidence(ladder: Ladder, prompt: str, context: str | None,
 
 def _block_lines(ladder: Ladder, note_id: str, span: tuple[int, int]) -> str | None:
     """The block's lines, read from the note's file as it is (no parsing: the hook stays
-    light); None when the file went away or is now shorter than the indexed block."""
+    light), at most as much of it as is indexed (``max_note_bytes``); None when the file
+    went away or is now shorter than the indexed block."""
     try:
-        lines = split_lines(ladder.store.path_for(note_id).read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, NotesError):
+        with ladder.store.path_for(note_id).open("rb") as handle:
+            raw = handle.read(ladder.store.config.max_note_bytes)
+    except (OSError, NotesError):
         return None
+    lines = split_lines(raw.decode("utf-8", errors="replace"))
     start, end = span
     return "".join(lines[start:end]) if end <= len(lines) else None
 
@@ -202,7 +205,7 @@ def hook_text(ladder: Ladder, counter: TokenCounter, result: Suggestions, prompt
     """What the hook adds for ``result`` (suggest's answer for the prompt's topic words):
     the notes worth showing and, with ``evidence`` (``NOTES_HOOK_EVIDENCE``), the block of
     them that wins clearly ("" when nothing is worth adding). The evidence is off by
-    default: its store-wide paragraph search costs a cold hook about half again as many
+    default: its store-wide paragraph search costs a cold hook about 30 % more
     instructions (docs/claude-code.md). The bench's ``hook`` policy measures this text with
     the evidence on."""
     hits = worth_showing(result)

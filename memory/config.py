@@ -64,17 +64,23 @@ def load_config(
     max_bytes = _int_setting(env, "NOTES_MAX_NOTE_BYTES", 2_000_000)
     budget = _int_setting(env, "NOTES_STATE_TOKEN_BUDGET", 600)
     retention = _int_setting(env, "NOTES_USAGE_RETENTION_DAYS", 180)
-    usage = (env.get("NOTES_USAGE_LOG") or "1").strip().lower() not in ("0", "false", "no", "off")
-    evidence = (env.get("NOTES_HOOK_EVIDENCE") or "0").strip().lower() in ("1", "true", "yes",
-                                                                            "on")
     return Config(notes_dir=root, state_dir=state, max_note_bytes=max_bytes,
-                  state_token_budget=budget, usage_log=usage, usage_retention_days=retention,
+                  state_token_budget=budget, usage_log=_flag(env, "NOTES_USAGE_LOG", True),
+                  usage_retention_days=retention,
                   usage_queries=_usage_queries(env),
                   usage_max_mb=_int_setting(env, "NOTES_USAGE_MAX_MB", 64),
                   session=env.get("NOTES_SESSION", ""), backend=_backend(env),
                   http_allowed_hosts=_names(env.get("NOTES_HTTP_ALLOWED_HOSTS", "")),
                   http_token=env.get("NOTES_HTTP_TOKEN", "").strip(),
-                  hook_evidence=evidence, store_source=choice.source)
+                  hook_evidence=_flag(env, "NOTES_HOOK_EVIDENCE", False),
+                  store_source=choice.source)
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    """An on/off setting: ``0``/``false``/``no``/``off`` is off, any other value on, unset or
+    empty the default."""
+    value = (env.get(name) or "").strip().lower()
+    return default if not value else value not in ("0", "false", "no", "off")
 
 
 def _names(raw: str) -> tuple[str, ...]:

@@ -51,6 +51,12 @@ class StoredPart:
     lines: tuple[int, int]  # 0-based, end excluded
     tokens: int  # a section's (0 for a paragraph)
 
+    @property
+    def block(self) -> int:
+        """A paragraph's block number in its section (1-based); 0 for a section."""
+        _, at, number = self.id.rpartition("@")
+        return int(number) if at and self.kind == "paragraph" else 0
+
     @classmethod
     def of(cls, values: Mapping[str, Any]) -> StoredPart:
         start, end = values.get("lines") or (0, 0)

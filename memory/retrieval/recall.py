@@ -17,7 +17,7 @@ import dataclasses
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from memory.errors import InvalidArgument, NotesError
 from memory.index import ParsedQuery, SearchHit, StoredPart, parse_query
@@ -28,7 +28,7 @@ from memory.model.timeexpr import asks_when, dated_inside, find_ranges, mentions
 from memory.retrieval.answers import label
 from memory.retrieval.ladder import Ladder
 from memory.retrieval.zoom import BlockRange, own_blocks
-from memory.state.store import LoadedNote as Loaded
+from memory.state.store import LoadedNote
 
 MIN_BUDGET, MAX_BUDGET = 100, 20_000
 POOL = 200  # blocks and sections considered
@@ -46,8 +46,7 @@ STATE_SHARE = 0.35  # the best note's state comes first when it costs at most th
 LABEL_TOKENS = 8  # what a block adds to its group's label (",b7" or a wider range), at most
 TAIL_TOKENS = 50  # kept for the last line (tokens used, what was left out, the next block)
 K = TypeVar("K")
-Read = tuple["Loaded", list[str]]  # a note as parsed, and its lines
-Seen = dict[str, "Read | None"]
+
 
 
 @dataclass(frozen=True)
@@ -81,6 +80,17 @@ class Recalled:
     left_tokens: int
     next_ref: str | None
     next_tokens: int
+
+
+class Read(NamedTuple):
+    """A note as one gathering reads it: parsed, its lines, its title's words."""
+
+    loaded: LoadedNote
+    lines: list[str]
+    title_words: frozenset[str]
+
+
+Seen = dict[str, Read | None]  # note id -> the note read once per gathering (None: unreadable)
 
 
 def check_budget(budget: int) -> None:
@@ -219,18 +229,20 @@ def spread(units: list[Unit], head_tokens: int) -> list[Unit]:
     return head + sorted(tail, key=lambda u: -u.score)
 
 
-def with_neighbours(ladder: Ladder, units: list[Unit], seen: Seen | None = None
-                    ) -> list[Unit]:
+def with_neighbours(ladder: Ladder, units: list[Unit], seen: Seen) -> list[Unit]:
     """Units re-ranked with their neighbours (the neighbours lever): each block ``d`` blocks
     away (``d`` up to ``NEIGHBOUR_REACH``, in the same section) from a ranked block scores at
     least ``NEIGHBOUR_SHARE ** d`` times that block's score, joining the ranking when it did
     not match at all. A reply often shares no word with the question its line answers."""
     best: dict[tuple[str, str, int], Unit] = {(u.note, u.section, u.block): u for u in units}
+    sections: dict[tuple[str, str], tuple[Block, ...]] = {}
     for unit in units:
         if unit.block == 0:
             continue
-        blocks = _section_blocks(_loaded(ladder, unit.note, seen if seen is not None else {}),
-                                 unit.section)
+        where = (unit.note, unit.section)
+        if where not in sections:
+            sections[where] = _section_blocks(_loaded(ladder, unit.note, seen), unit.section)
+        blocks = sections[where]
         for distance in range(1, NEIGHBOUR_REACH + 1):
             score = unit.score * NEIGHBOUR_SHARE ** distance
             for number in (unit.block - distance, unit.block + distance):
@@ -251,9 +263,8 @@ def with_neighbours(ladder: Ladder, units: list[Unit], seen: Seen | None = None
 def _section_blocks(read: Read | None, section: str) -> tuple[Block, ...]:
     if read is None:
         return ()
-    sections = read[0].note.sections
-    found = next((s for s in sections if s.id == section), None)
-    return own_blocks(found, sections) if found else ()
+    found = read.loaded.note.section(section)
+    return own_blocks(found, read.loaded.note.sections) if found else ()
 
 
 def _names_only(ladder: Ladder, hit: SearchHit[StoredPart], seen: Seen) -> bool:
@@ -261,9 +272,7 @@ def _names_only(ladder: Ladder, hit: SearchHit[StoredPart], seen: Seen) -> bool:
     speakers' names in a conversation, the topic a note is named for. Those words chose
     the note; inside it they tell one block from another no better than chance."""
     read = _loaded(ladder, hit.doc.note_id, seen)
-    if read is None or not hit.matched:
-        return False
-    return set(hit.matched) <= {w for w, _ in query_words(read[0].note.title)}
+    return read is not None and bool(hit.matched) and set(hit.matched) <= read.title_words
 
 
 def _loaded(ladder: Ladder, note: str, seen: Seen) -> Read | None:
@@ -272,7 +281,8 @@ def _loaded(ladder: Ladder, note: str, seen: Seen) -> Read | None:
     if note not in seen:
         try:
             loaded = ladder.load(note)
-            seen[note] = (loaded, split_lines(loaded.note.text))
+            seen[note] = Read(loaded, split_lines(loaded.note.text),
+                              frozenset(w for w, _ in query_words(loaded.note.title)))
         except NotesError:
             seen[note] = None
     return seen[note]
@@ -280,13 +290,13 @@ def _loaded(ladder: Ladder, note: str, seen: Seen) -> Read | None:
 
 def _note_lines(ladder: Ladder, note: str, seen: Seen) -> list[str] | None:
     read = _loaded(ladder, note, seen)
-    return read[1] if read is not None else None
+    return read.lines if read is not None else None
 
 
 def _unit(ladder: Ladder, hit: SearchHit[StoredPart], score: float, lines: list[str]) -> Unit:
     start, end = hit.doc.lines
     text = "".join(lines[start:end])
-    block = int(hit.doc.id.rpartition("@")[2] or 0)
+    block = hit.doc.block
     return Unit(hit.doc.note_id, hit.doc.section, block, hit.doc.date, start, text,
                 ladder.count(text, remember=False), score)
 
@@ -355,7 +365,8 @@ def _groups(picked: list[Unit], ladder: Ladder) -> list[Group]:
             order.index(kv[0][0]), min(u.start for u in kv[1]))):
         units.sort(key=lambda u: u.start)
         blocks = [u.block for u in units if u.block]
-        ref = f"{section}:" + ",".join(block_runs(blocks)) if blocks else section
+        ref = f"{section}:" + ",".join(r.span for r in block_runs(section, blocks)) \
+            if blocks else section
         body = "".join(u.text if u.text.endswith("\n") else u.text + "\n" for u in units)
         date = units[0].date
         text = group_label(note, ref, date) + body
@@ -363,15 +374,15 @@ def _groups(picked: list[Unit], ladder: Ladder) -> list[Group]:
     return out
 
 
-def block_runs(blocks: list[int]) -> list[str]:
-    """Block numbers (ascending) as runs: [2, 4, 5, 6, 9] -> ["b2", "b4-6", "b9"]."""
-    runs: list[list[int]] = []
+def block_runs(section: str, blocks: list[int]) -> list[BlockRange]:
+    """Block numbers (ascending) as runs: [2, 4, 5, 6, 9] -> b2, b4-6, b9."""
+    runs: list[BlockRange] = []
     for number in blocks:
-        if runs and number == runs[-1][-1] + 1:
-            runs[-1].append(number)
+        if runs and number == runs[-1].last + 1:
+            runs[-1] = BlockRange(section, runs[-1].first, number)
         else:
-            runs.append([number])
-    return [f"b{r[0]}" if len(r) == 1 else f"b{r[0]}-{r[-1]}" for r in runs]
+            runs.append(BlockRange(section, number, number))
+    return runs
 
 
 def group_label(note: str, ref: str, date: str | None) -> str:

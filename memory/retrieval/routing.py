@@ -70,8 +70,7 @@ def with_dates(ladder: Ladder, parsed: ParsedQuery, hits: list[SearchHit[StoredN
                                                    if w[0] not in said))
     if not own.words:
         return hits
-    sections, _ = ladder.index.run_search(
-        lambda searcher: searcher.search_parts(own, "section", DATE_POOL))
+    sections, _ = ladder.search(own, "section", DATE_POOL)  # no context: the message's own
     dated = {h.doc.note_id for h in sections if dated_inside(h.doc.date, ranges)}
     if not dated:
         return hits

@@ -34,9 +34,13 @@ class BlockRange:
     last: int
 
     @property
+    def span(self) -> str:
+        """``b3`` or ``b3-5``."""
+        return f"b{self.first}" if self.first == self.last else f"b{self.first}-{self.last}"
+
+    @property
     def ref(self) -> str:
-        span = f"b{self.first}" if self.first == self.last else f"b{self.first}-{self.last}"
-        return f"{self.section}:{span}"
+        return f"{self.section}:{self.span}"
 
 
 @dataclass(frozen=True)

@@ -181,8 +181,7 @@ def best_evidence(ladder: Ladder, prompt: str, context: str | None,
     text = _block_lines(ladder, best.note_id, best.lines)
     if text is None:
         return None
-    number = int(best.id.rpartition("@")[2] or 0)
-    ref = BlockRange(best.section, number, number).ref if number else best.section
+    ref = BlockRange(best.section, best.block, best.block).ref if best.block else best.section
     return (EVIDENCE_HEADER + label(best.note_id, ref, best.date) + text).rstrip("\n")
 
 
@@ -191,8 +190,7 @@ def _block_lines(ladder: Ladder, note_id: str, span: tuple[int, int]) -> str | N
     light), at most as much of it as is indexed (``max_note_bytes``); None when the file
     went away or is now shorter than the indexed block."""
     try:
-        with ladder.store.path_for(note_id).open("rb") as handle:
-            raw = handle.read(ladder.store.config.max_note_bytes)
+        raw = ladder.store.read_head(note_id)
     except (OSError, NotesError):
         return None
     lines = split_lines(raw.decode("utf-8", errors="replace"))

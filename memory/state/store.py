@@ -145,6 +145,11 @@ class Store:
             raise NoteNotFound(missing_note_message(note_id, self.note_ids()))
         return self.load_path(validate_note_id(note_id), path)
 
+    def read_head(self, note_id: str) -> bytes:
+        """The note's file as far as it is parsed and indexed (``max_note_bytes``), unparsed:
+        for a reader that needs a few indexed lines and not the note model (the hook)."""
+        return _read_head(self.path_for(note_id), self.config.max_note_bytes)
+
     def load_path(self, note_id: str, path: Path) -> LoadedNote:
         raw = path.read_bytes() if path.stat().st_size <= self.config.max_note_bytes \
             else _read_head(path, self.config.max_note_bytes)

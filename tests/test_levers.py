@@ -57,13 +57,13 @@ def test_parse_levers() -> None:
     assert parse_levers("none") == Levers()
     assert parse_levers("all") == ALL
     assert parse_levers("spread,feedback") == Levers(spread=True, feedback=True)
-    assert DEFAULT == Levers(neighbours=True, dates=True, names=True)
+    assert DEFAULT == Levers(neighbours=True, dates=True, names=True, replies=True)
     assert parse_levers("+fusion") == Levers(fusion=True, neighbours=True, dates=True,
-                                             names=True)  # on top of the default
-    assert parse_levers("-dates,-names") == Levers(neighbours=True)
+                                             names=True, replies=True)  # on the default
+    assert parse_levers("-dates,-names,-replies") == Levers(neighbours=True)
     assert parse_levers("fusion") == Levers(fusion=True)  # names alone: from none
     assert parse_levers("all").on() == ("spread", "fusion", "block-route", "feedback",
-                                        "neighbours", "dates", "names")
+                                        "neighbours", "dates", "names", "replies")
     with pytest.raises(InvalidArgument, match="unknown lever 'rm3'"):
         parse_levers("rm3")
 
@@ -164,8 +164,7 @@ def test_bench_run_takes_levers(tmp_path: Path) -> None:
                            capture_output=True, text=True, timeout=300)
     assert wrong.returncode == 1
     assert "unknown lever 'rm3'; levers are: spread, fusion, block-route, feedback, " \
-        "neighbours, dates, names" \
-        in wrong.stderr
+        "neighbours, dates, names, replies" in wrong.stderr
 
 
 @pytest.mark.slow(13)
@@ -295,3 +294,41 @@ def test_dates_lift_only_what_the_message_matches(sessions: Notes) -> None:
     ladder.levers = Levers()
     assert lifted == pytest.approx(1.5 * fourth("the Nordfjord glacier in early August 2024"),
                                    abs=0.01)
+
+
+def test_replies_lift_the_answer_to_a_matching_question(tmp_path: Path) -> None:
+    """Bob's question matches; Ann's reply shares none of its words. With neighbours alone
+    the reply scores half the question's, under a turn that matched one word; with replies
+    on it scores 0.9 of the question's and comes next. The turn before the question, and a
+    turn after a matching line that asks nothing, keep the neighbours' share."""
+    lines = ["Ann: The garden is full of tomatoes this year.",
+             "Bob: How long have you been playing the cello now?",
+             "Ann: Since I was nine, almost twenty years.",
+             "Bob: The cello shop on Main Street closed.",
+             "Ann: Pity, it was a nice shop."]
+    other = ["Cy: I heard a cello concert once, long and boring, playing all night.",
+             "Di: We left early."]
+    store = make_store(tmp_path / "notes", {
+        "talk/session-01": session("Ann and Bob: session 1", "2024-09-07", lines),
+        "talk/session-02": session("Cy and Di: session 1", "2024-09-08", other)})
+    question = "how long has she been playing the cello"
+    plain, replies, alone, matched = gathered(store, question, Levers(neighbours=True),
+                                              Levers(neighbours=True, replies=True),
+                                              Levers(replies=True), Levers())
+
+    def score(found: Gathered, text: str) -> float:
+        return next(u.score for u in found.units if text in u.text)
+
+    asked = score(replies, "How long have you been playing")
+    assert score(replies, "Since I was nine") == pytest.approx(0.9 * asked)
+    assert score(plain, "Since I was nine") == pytest.approx(0.5 * asked)
+    assert score(replies, "garden is full") == score(plain, "garden is full")
+    assert score(replies, "Pity, it was") == score(plain, "Pity, it was")
+    ranked = [u.text for u in replies.units]
+    assert "Since I was nine" in ranked[1]
+    assert "Since I was nine" not in [u.text for u in plain.units][1]
+    # without neighbours, only the reply joins the blocks that matched
+    assert score(alone, "Since I was nine") == pytest.approx(0.9 * asked)
+    assert not any("Since I was nine" in u.text for u in matched.units)
+    assert {u.text for u in alone.units} - {u.text for u in matched.units} == {
+        next(u.text for u in alone.units if "Since I was nine" in u.text)}

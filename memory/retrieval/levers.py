@@ -23,6 +23,10 @@ so that its ablation is reproducible (issue #15 item 4; figures in docs/benchmar
   time expressions of at most a month ("on 3 November", "in May 2023", "last week"),
   resolved at the question's date, when the message's own words match the dated entry:
   each scores 1.5 times as much.
+- ``replies``: with ``neighbours``, the block right after a ranked block that asks something
+  (a question mark near its end) gets 0.9 of that block's score rather than half: in a
+  dialogue the turn after a question is its answer, and it rarely repeats the question's
+  words ("How long have you been doing yoga?" / "Three years now").
 
 :data:`DEFAULT` holds the levers that are on; the bench's ``--levers`` (and
 :func:`parse_levers`) switches them per run.
@@ -35,7 +39,8 @@ from dataclasses import dataclass
 
 from memory.errors import InvalidArgument
 
-NAMES = ("spread", "fusion", "block-route", "feedback", "neighbours", "dates", "names")
+NAMES = ("spread", "fusion", "block-route", "feedback", "neighbours", "dates", "names",
+         "replies")
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,7 @@ class Levers:
     neighbours: bool = False
     dates: bool = False
     names: bool = False
+    replies: bool = False
 
     def on(self) -> tuple[str, ...]:
         return tuple(n for n in NAMES if getattr(self, n.replace("-", "_")))
@@ -57,7 +63,7 @@ class Levers:
 
 # on: each helped every visible bench or cost none more than a point (docs/benchmarks.md,
 # "Routing levers: ablations")
-DEFAULT = Levers(neighbours=True, dates=True, names=True)
+DEFAULT = Levers(neighbours=True, dates=True, names=True, replies=True)
 ALL = Levers(**{n.replace("-", "_"): True for n in NAMES})
 
 

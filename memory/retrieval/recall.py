@@ -27,6 +27,7 @@ from memory.model.text import split_lines
 from memory.model.timeexpr import asks_when, dated_inside, find_ranges, mentions_time
 from memory.retrieval.answers import label
 from memory.retrieval.ladder import Ladder
+from memory.retrieval.levers import Levers
 from memory.retrieval.zoom import BlockRange, own_blocks
 from memory.state.store import LoadedNote
 
@@ -40,6 +41,7 @@ WHEN_WEIGHT = 0.3  # added, for a "when" question, to a block that carries a tim
 SPREAD_DECAY = 0.8  # spread lever: a block's score times this per better block of its section
 NEIGHBOUR_SHARE = 0.5  # neighbours lever: a block next to a matching one gets this share of
 NEIGHBOUR_REACH = 2  # its score per block of distance, up to this many blocks away
+REPLY_SHARE = 0.9  # replies lever: the block after one that asks gets this share of it
 NAMES_SHARE = 0.5  # names lever: the share of its own score a block matching only title words keeps
 RRF_K = 60  # fusion lever: reciprocal rank fusion's constant (the usual one, not tuned here)
 STATE_SHARE = 0.35  # the best note's state comes first when it costs at most this share
@@ -133,7 +135,7 @@ def gather(ladder: Ladder, query: str, context: str | None = None,
     else:
         units = _ranked_units(ladder, parsed, note_scores, today or dt.date.today(),
                               hierarchy, seen)
-    if levers.neighbours:
+    if levers.neighbours or levers.replies:
         units = with_neighbours(ladder, units, seen)
     return Gathered(query, routed.hits[0].note if routed.hits else None, tuple(units))
 
@@ -233,7 +235,9 @@ def with_neighbours(ladder: Ladder, units: list[Unit], seen: Seen) -> list[Unit]
     """Units re-ranked with their neighbours (the neighbours lever): each block ``d`` blocks
     away (``d`` up to ``NEIGHBOUR_REACH``, in the same section) from a ranked block scores at
     least ``NEIGHBOUR_SHARE ** d`` times that block's score, joining the ranking when it did
-    not match at all. A reply often shares no word with the question its line answers."""
+    not match at all; with the replies lever, the block after one that asks scores
+    ``REPLY_SHARE`` of it (:func:`_neighbour_shares`). A reply often shares no word with the
+    question its line answers."""
     best: dict[tuple[str, str, int], Unit] = {(u.note, u.section, u.block): u for u in units}
     sections: dict[tuple[str, str], tuple[Block, ...]] = {}
     for unit in units:
@@ -243,21 +247,39 @@ def with_neighbours(ladder: Ladder, units: list[Unit], seen: Seen) -> list[Unit]
         if where not in sections:
             sections[where] = _section_blocks(_loaded(ladder, unit.note, seen), unit.section)
         blocks = sections[where]
-        for distance in range(1, NEIGHBOUR_REACH + 1):
-            score = unit.score * NEIGHBOUR_SHARE ** distance
-            for number in (unit.block - distance, unit.block + distance):
-                if not 1 <= number <= len(blocks):
-                    continue
-                key = (unit.note, unit.section, number)
-                known = best.get(key)
-                if known is None:
-                    text = blocks[number - 1].text
-                    best[key] = Unit(unit.note, unit.section, number, unit.date,
-                                     blocks[number - 1].start, text,
-                                     ladder.count(text, remember=False), score)
-                elif known.score < score:
-                    best[key] = dataclasses.replace(known, score=score)
+        for number, share in _neighbour_shares(ladder.levers, unit, len(blocks)):
+            score = unit.score * share
+            key = (unit.note, unit.section, number)
+            known = best.get(key)
+            if known is None:
+                text = blocks[number - 1].text
+                best[key] = Unit(unit.note, unit.section, number, unit.date,
+                                 blocks[number - 1].start, text,
+                                 ladder.count(text, remember=False), score)
+            elif known.score < score:
+                best[key] = dataclasses.replace(known, score=score)
     return sorted(best.values(), key=lambda u: -u.score)
+
+
+def _neighbour_shares(levers: Levers, unit: Unit, count: int) -> list[tuple[int, float]]:
+    """The blocks of ``unit``'s section (numbered 1 to ``count``) that take a share of its
+    score: with ``neighbours``, those up to ``NEIGHBOUR_REACH`` away (``NEIGHBOUR_SHARE`` per
+    block of distance); with ``replies``, when the unit asks something, the next block at
+    ``REPLY_SHARE``."""
+    shares: dict[int, float] = {}
+    if levers.neighbours:
+        for distance in range(1, NEIGHBOUR_REACH + 1):
+            for number in (unit.block - distance, unit.block + distance):
+                shares[number] = NEIGHBOUR_SHARE ** distance
+    if levers.replies and _asks(unit.text):
+        shares[unit.block + 1] = max(shares.get(unit.block + 1, 0.0), REPLY_SHARE)
+    return [(n, share) for n, share in sorted(shares.items()) if 1 <= n <= count]
+
+
+def _asks(text: str) -> bool:
+    """Whether a block ends by asking something (its last sentence is a question)."""
+    body = text.rstrip()
+    return "?" in body[max(0, len(body) - 200):]
 
 
 def _section_blocks(read: Read | None, section: str) -> tuple[Block, ...]:

@@ -16,6 +16,8 @@ from memory.fronts.cli import (
     cli,
     json_option,
 )
+from memory.retrieval.levers import DEFAULT as DEFAULT_LEVERS
+from memory.retrieval.levers import NAMES as LEVER_NAMES
 
 
 @cli.group()
@@ -82,9 +84,10 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
 @click.option("--backend", "backends", default="whoosh", show_default=True,
               help="Comma-separated index backends (whoosh, tantivy); with several, every "
               "policy runs on each and one report shows them side by side.")
-@click.option("--levers", help="Retrieval levers for this run: comma-separated from spread, "
-              "fusion, block-route, feedback (only those on), +NAME/-NAME (the "
-              "default with or without NAME), none, all (default: the library's default).")
+@click.option("--levers", help="Retrieval levers for this run: comma-separated names from "
+              f"{', '.join(LEVER_NAMES)} (only those on), +NAME/-NAME (the default, "
+              f"{', '.join(DEFAULT_LEVERS.on())}, with or without NAME), none, all "
+              "(default: the library's default).")
 @json_option
 def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Path | None,
               backends: str, levers: str | None, as_json: bool) -> None:

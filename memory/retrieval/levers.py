@@ -23,10 +23,10 @@ so that its ablation is reproducible (issue #15 item 4; figures in docs/benchmar
   time expressions of at most a month ("on 3 November", "in May 2023", "last week"),
   resolved at the question's date, when the message's own words match the dated entry:
   each scores 1.5 times as much.
-- ``replies``: with ``neighbours``, the block right after a ranked block that asks something
-  (a question mark near its end) gets 0.9 of that block's score rather than half: in a
-  dialogue the turn after a question is its answer, and it rarely repeats the question's
-  words ("How long have you been doing yoga?" / "Three years now").
+- ``replies``: ``recall`` ranks the block right after a ranked block that asks something
+  (a question mark near its end) with 0.9 of that block's score (``neighbours`` alone gives
+  it half): in a dialogue the turn after a question is its answer, and it rarely repeats the
+  question's words ("How long have you been doing yoga?" / "Three years now").
 
 :data:`DEFAULT` holds the levers that are on; the bench's ``--levers`` (and
 :func:`parse_levers`) switches them per run.

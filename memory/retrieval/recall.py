@@ -28,7 +28,7 @@ from memory.model.timeexpr import asks_when, dated_inside, find_ranges, mentions
 from memory.retrieval.answers import label
 from memory.retrieval.ladder import Ladder
 from memory.retrieval.levers import Levers
-from memory.retrieval.zoom import BlockRange, own_blocks
+from memory.retrieval.zoom import BlockRange, block_ref, own_blocks
 from memory.state.store import LoadedNote
 
 MIN_BUDGET, MAX_BUDGET = 100, 20_000
@@ -48,7 +48,6 @@ STATE_SHARE = 0.35  # the best note's state comes first when it costs at most th
 LABEL_TOKENS = 8  # what a block adds to its group's label (",b7" or a wider range), at most
 TAIL_TOKENS = 50  # kept for the last line (tokens used, what was left out, the next block)
 K = TypeVar("K")
-
 
 
 @dataclass(frozen=True)
@@ -277,7 +276,8 @@ def _neighbour_shares(levers: Levers, unit: Unit, count: int) -> list[tuple[int,
 
 
 def _asks(text: str) -> bool:
-    """Whether a block ends by asking something (its last sentence is a question)."""
+    """Whether a block asks something near its end (a question mark in its last 200
+    characters)."""
     body = text.rstrip()
     return "?" in body[max(0, len(body) - 200):]
 
@@ -364,15 +364,13 @@ def _fill(query: str, budget: int, picked: list[Unit], ranked: list[Unit],
     nxt = left[0] if left else None
     return Recalled(query, budget, tuple(shown), sum(g.tokens for g in shown), len(left),
                     sum(u.tokens for u in left),
-                    f"{nxt.note}#{BlockRange(nxt.section, nxt.block, nxt.block).ref}"
-                    if nxt else None,
+                    f"{nxt.note}#{block_ref(nxt.section, nxt.block)}" if nxt else None,
                     nxt.tokens if nxt else 0)
 
 
 def _label_cost(unit: Unit, ladder: Ladder) -> int:
-    ref = unit.section if unit.block == 0 else BlockRange(unit.section, unit.block,
-                                                           unit.block).ref
-    return ladder.count(group_label(unit.note, ref, unit.date), remember=False)
+    return ladder.count(group_label(unit.note, block_ref(unit.section, unit.block), unit.date),
+                        remember=False)
 
 
 def _groups(picked: list[Unit], ladder: Ladder) -> list[Group]:

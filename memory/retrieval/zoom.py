@@ -43,6 +43,11 @@ class BlockRange:
         return f"{self.section}:{self.span}"
 
 
+def block_ref(section: str, block: int) -> str:
+    """The reference of one block (``section:b3``), or of the whole section for block 0."""
+    return BlockRange(section, block, block).ref if block else section
+
+
 @dataclass(frozen=True)
 class Window:
     """A matching range of blocks, its cost and its match score."""

@@ -168,7 +168,7 @@ def best_evidence(ladder: Ladder, prompt: str, context: str | None,
     from memory.index import parse_query
     from memory.retrieval.answers import label
     from memory.retrieval.section_scores import clear_winner
-    from memory.retrieval.zoom import BlockRange
+    from memory.retrieval.zoom import block_ref
 
     shown = {h.note for h in hits}
     if not shown or not prompt:
@@ -181,7 +181,7 @@ def best_evidence(ladder: Ladder, prompt: str, context: str | None,
     text = _block_lines(ladder, best.note_id, best.lines)
     if text is None:
         return None
-    ref = BlockRange(best.section, best.block, best.block).ref if best.block else best.section
+    ref = block_ref(best.section, best.block)
     return (EVIDENCE_HEADER + label(best.note_id, ref, best.date) + text).rstrip("\n")
 
 

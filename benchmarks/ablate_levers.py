@@ -105,6 +105,8 @@ def main() -> None:
     parser.add_argument("--policies", default=",".join(POLICIES))
     parser.add_argument("--limit", type=int)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--vectors", type=Path, help="the semantic lever's vectors, kept here "
+                        "for later runs (content-addressed: benches of the same notes share)")
     args = parser.parse_args()
     if args.table:
         print(table(json.loads(args.table.read_text(encoding="utf-8"))))
@@ -116,7 +118,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="notes-levers-") as scratch:
         for config in configs:
             run = run_bench(args.bench, args.policies.split(","), args.limit,
-                            state_dir=Path(scratch) / "state", levers=parse_levers(config))
+                            state_dir=Path(scratch) / "state", levers=parse_levers(config),
+                            vectors=args.vectors)
             data = summary(run)
             out["configs"][config] = data
             print(line(config, data), flush=True)

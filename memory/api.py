@@ -39,6 +39,7 @@ from memory.model.results import NoteSummary, WriteResult
 from memory.model.text import excerpt
 from memory.retrieval import answers
 from memory.retrieval.ladder import Ladder, SectionMap, SectionText, Suggestions
+from memory.retrieval.levers import store_levers
 from memory.state.safe_files import FileChanged, Snapshot, create_new, open_for_writing_elsewhere
 from memory.state.store import (
     LoadedNote,
@@ -53,6 +54,7 @@ from memory.state.usage import UsageLog
 if TYPE_CHECKING:  # the writes' and the check's modules are imported when first used
     from memory.model.note import Note
     from memory.retrieval.recall import Recalled
+    from memory.retrieval.semantic import Built
     from memory.state.check import FileProblem
     from memory.state.integrity import HistoryGuard, Repair
     from memory.state.ledger import Ledger
@@ -92,7 +94,7 @@ class Notes:
         self.counter = TokenCounter(config.state_dir / "tokens.sqlite", report=notify)
         self._guard = _Guard(self.store, config.state_dir / "ledger.sqlite", notify)
         self.index: SearchIndex = make_index(self.store, self.counter, notify, self._observe)
-        self.ladder = Ladder(self.store, self.index, self.counter)
+        self.ladder = Ladder(self.store, self.index, self.counter, store_levers(config.semantic))
         self.usage = UsageLog.for_config(config, notify) if config.usage_log else None
         self.default_session = config.session or f"{front}-{os.getppid()}"
 
@@ -341,6 +343,11 @@ class Notes:
             report = self.index.refresh(progress=progress)
         self.counter.save_ranks()  # what a cold hook counts its lines with (token_ranks)
         return report
+
+    def embed(self, progress: Progress | None = None) -> Built:
+        """Embed the lines of every note changed since its last embedding, for the semantic
+        lever (:mod:`memory.retrieval.semantic`); ConfigError without the extra."""
+        return self.ladder.router().build(progress)
 
     def tidy_index(self) -> int:
         """Merge the small index segments that quick commits left; how many were merged."""

@@ -42,6 +42,7 @@ class Config:
     http_allowed_hosts: tuple[str, ...] = ()  # NOTES_HTTP_ALLOWED_HOSTS: names beyond loopback
     http_token: str = field(default="", repr=False)  # NOTES_HTTP_TOKEN: HTTP bearer token
     hook_evidence: bool = False  # NOTES_HOOK_EVIDENCE: the hook adds the clearly best block
+    semantic: bool = False  # NOTES_SEMANTIC: suggest re-ranks with the optional embedding model
     extra: Mapping[str, str] = field(default_factory=dict)
     store_source: str = "flag"  # how the store was chosen: one of locate.STORE_SOURCES
 
@@ -73,6 +74,7 @@ def load_config(
                   http_allowed_hosts=_names(env.get("NOTES_HTTP_ALLOWED_HOSTS", "")),
                   http_token=env.get("NOTES_HTTP_TOKEN", "").strip(),
                   hook_evidence=_flag(env, "NOTES_HOOK_EVIDENCE", False),
+                  semantic=_flag(env, "NOTES_SEMANTIC", False),
                   store_source=choice.source)
 
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from memory import Notes, load_config
-from memory.errors import InvalidArgument
+from memory.errors import ConfigError, InvalidArgument
 from memory.fronts import render
 from memory.index import parse_query
+from memory.retrieval import semantic
 from memory.retrieval.levers import ALL, DEFAULT, Levers, parse_levers
 from memory.retrieval.recall import RRF_K, Gathered, gather
 from memory.retrieval.routing import with_feedback
@@ -55,15 +56,20 @@ def sessions(tmp_path: Path) -> Iterator[Notes]:
 def test_parse_levers() -> None:
     assert parse_levers(None) == DEFAULT
     assert parse_levers("none") == Levers()
-    assert parse_levers("all") == ALL
     assert parse_levers("spread,feedback") == Levers(spread=True, feedback=True)
     assert DEFAULT == Levers(neighbours=True, dates=True, names=True, replies=True)
     assert parse_levers("+fusion") == Levers(fusion=True, neighbours=True, dates=True,
                                              names=True, replies=True)  # on the default
     assert parse_levers("-dates,-names,-replies") == Levers(neighbours=True)
     assert parse_levers("fusion") == Levers(fusion=True)  # names alone: from none
-    assert parse_levers("all").on() == ("spread", "fusion", "block-route", "feedback",
-                                        "neighbours", "dates", "names", "replies")
+    if semantic.available():  # "all" takes the semantic lever too, which needs its extra
+        assert parse_levers("all") == ALL
+        assert parse_levers("all").on() == ("spread", "fusion", "block-route", "feedback",
+                                            "neighbours", "dates", "names", "replies",
+                                            "semantic")
+    else:
+        with pytest.raises(ConfigError, match="notes-memory"):
+            parse_levers("all")
     with pytest.raises(InvalidArgument, match="unknown lever 'rm3'"):
         parse_levers("rm3")
 

@@ -154,7 +154,7 @@ def run_visible(options: VisibleOptions, command: str, say: Say,
             started = time.perf_counter()
             run = run_bench(work / name, options.policies, options.limit,
                             progress=progress, backend=options.backend,
-                            levers=options.levers)
+                            levers=options.levers, vectors=work / "vectors")
             reports[name] = write_report(run, options.out / name, f"{command}  # bench {name}")
             say(f"{name}: {len(run.results)} questions in {time.perf_counter() - started:.0f} s;"
                 f" report in {options.out / name / 'report.md'}")

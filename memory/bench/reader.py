@@ -38,12 +38,12 @@ NOTE_CACHE = 512  # parsed notes kept at once (a per-session bench reads hundred
 
 def bench_config(notes_dir: Path, state_dir: Path, backend: str = "whoosh") -> Config:
     """The store's settings for a run: its index (of ``backend``) outside the bench, no
-    usage logging."""
+    usage logging, and no levers from the environment (a run names its own)."""
     if backend not in BACKENDS:
         raise ConfigError(f"{backend!r} is not a search backend; use one of "
                           f"{', '.join(BACKENDS)}")
     return dataclasses.replace(load_config(notes_dir, state_dir), usage_log=False,
-                               backend=backend)
+                               backend=backend, semantic=False)
 
 
 class CachingStore(Store):
@@ -77,20 +77,25 @@ class Paragraph:
 class BenchReader:
     """The ladder's rungs and the paragraph search, rendered as the agent would see them."""
 
-    def __init__(self, notes: Notes, levers: Levers = DEFAULT) -> None:
+    def __init__(self, notes: Notes, levers: Levers = DEFAULT,
+                 vectors: Path | None = None) -> None:
         self.notes = notes
         self.counter = notes.counter
         self.store = CachingStore(notes.config)
         self.index = make_index(self.store, notes.counter, notes.index.notify)
         # the bench's notes do not change while it runs: the index is refreshed once
-        self.ladder = Ladder(self.store, self.index, notes.counter, levers, steady=True)
+        self.ladder = Ladder(self.store, self.index, notes.counter, levers, steady=True,
+                             vectors=vectors)
         self._lines: OrderedDict[str, list[str]] = OrderedDict()
         self._reads: dict[tuple[str, str], str] = {}
 
     def prepare(self) -> RefreshReport:
-        """Build (or refresh) the index once, before the questions."""
+        """Build (or refresh) the index once, before the questions, and with the semantic
+        lever on, the notes' vectors (not timed with the questions, like the index)."""
         report = self.index.refresh()
         self.ladder.freshen()  # marks it fresh: the questions refresh nothing
+        if self.ladder.levers.semantic:
+            self.ladder.router().build()
         return report
 
     def count(self, text: str) -> int:

@@ -102,16 +102,19 @@ class StoreScan:
 
 def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None = None,
               state_dir: Path | None = None, progress: Progress | None = None,
-              backend: str = "whoosh", levers: Levers = DEFAULT) -> RunResult:
+              backend: str = "whoosh", levers: Levers = DEFAULT,
+              vectors: Path | None = None) -> RunResult:
     """Run ``policies`` (default: all) on the first ``limit`` questions of ``bench``, over
-    an index of ``backend``, with the retrieval ``levers`` given."""
+    an index of ``backend``, with the retrieval ``levers`` given; the semantic lever's
+    vectors are kept in ``vectors`` (shared by runs: a note's content is embedded once),
+    else with the index."""
     names = check_policies(list(policies or POLICIES))
     notes_dir, questions_file = bench_paths(bench)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="notes-bench-") as scratch:
         config = bench_config(notes_dir, state_dir or Path(scratch) / "state", backend)
         notes = Notes(config, notify=lambda _: None)
-        reader = BenchReader(notes, levers)
+        reader = BenchReader(notes, levers, vectors)
         try:
             reader.prepare()
             wanted = {line.strip() for q in read_questions(questions_file, limit)
@@ -133,16 +136,17 @@ def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None 
 
 def run_backends(bench: Path, backends: list[str], policies: list[str] | None = None,
                  limit: int | None = None, state_dir: Path | None = None,
-                 progress: Progress | None = None, levers: Levers = DEFAULT) -> RunResult:
-    """:func:`run_bench` on each backend; with several, one run whose policies are named
-    ``policy [backend]`` (:func:`side_by_side`)."""
+                 progress: Progress | None = None, levers: Levers = DEFAULT,
+                 vectors: Path | None = None) -> RunResult:
+    """:func:`run_bench` on each backend (the semantic lever's ``vectors`` shared); with
+    several, one run whose policies are named ``policy [backend]`` (:func:`side_by_side`)."""
     unknown = [b for b in backends if b not in BACKENDS]
     if not backends or unknown or len(set(backends)) != len(backends):
         raise InvalidArgument(f"backends: got {','.join(backends) or 'none'}; give each of "
                               f"{', '.join(BACKENDS)} at most once, e.g. --backend "
                               "whoosh,tantivy")
     runs = [run_bench(bench, policies, limit, state_dir and state_dir / backend, progress,
-                      backend, levers) for backend in backends]
+                      backend, levers, vectors) for backend in backends]
     return side_by_side(runs)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory.model.results import NoteSummary, WriteResult
 from memory.retrieval.answers import (
@@ -24,8 +24,11 @@ from memory.retrieval.answers import (
 from memory.retrieval.ladder import Suggestions
 from memory.state.check import FileProblem
 
-__all__ = ["TOKEN_NOTE", "as_json", "costs", "note_list", "problems", "recalled", "repairs",
-           "section_map", "section_text", "suggestions", "table", "write_result"]
+if TYPE_CHECKING:
+    from memory.retrieval.semantic import Built
+
+__all__ = ["TOKEN_NOTE", "as_json", "costs", "embedded", "note_list", "problems", "recalled",
+           "repairs", "section_map", "section_text", "suggestions", "table", "write_result"]
 
 
 def note_list(notes: list[NoteSummary]) -> str:
@@ -69,6 +72,15 @@ def repairs(done: list[Any]) -> str:
         return "history matches the ledger: nothing to do"
     return table(("note", "entry", "was", "action"),
                  [(r.note, r.entry, r.kind, r.action) for r in done])
+
+
+def embedded(built: Built, routing_on: bool) -> str:
+    """What `notes embed` did, and whether suggest routes with the vectors."""
+    skipped = f", {built.skipped} unreadable (see `notes check`)" if built.skipped else ""
+    hint = ("suggest routes with them (NOTES_SEMANTIC is on)" if routing_on else
+            "set NOTES_SEMANTIC=1 for suggest to route with them")
+    return (f"embedded {built.embedded} notes ({built.lines} lines) in {built.seconds} s; "
+            f"{built.kept} already embedded, {built.removed} removed{skipped}. {hint}")
 
 
 def as_json(value: Any) -> str:

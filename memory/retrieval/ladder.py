@@ -42,9 +42,12 @@ from memory.state.tokens import TokenCounter
 # The maps' and reads' modules are imported by the rungs that use them, and the parser when a
 # note is read, so that a process that only suggests (the prompt hook) does not load them.
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from memory.model.note import Section
     from memory.retrieval.recall import Recalled
     from memory.retrieval.section_scores import Evidence
+    from memory.retrieval.semantic import SemanticRouter
     from memory.retrieval.zoom import BlockRange, Window
 
 MAX_LIMIT = 50
@@ -126,13 +129,18 @@ class Ladder:
     """The three rungs over one store and its index."""
 
     def __init__(self, store: Store, index: SearchIndex, counter: TokenCounter,
-                 levers: Levers = DEFAULT, steady: bool = False) -> None:
+                 levers: Levers = DEFAULT, steady: bool = False,
+                 vectors: Path | None = None) -> None:
         self.store, self.index, self.counter = store, index, counter
         self.levers = levers  # the optional routing and evidence steps that are on
         # True for notes that do not change while it reads them (a bench): the index is
         # brought up to date before the first search only
         self.steady, self._fresh = steady, False
         self._stale_noted = False
+        # the semantic lever's vector files: the store's own (pruned of gone notes), or a
+        # folder that several benches share (content-addressed, never pruned)
+        self._vectors = vectors
+        self._router: SemanticRouter | None = None
 
     def freshen(self) -> None:
         """Bring the index up to date before a search. When it cannot be written (a full
@@ -167,6 +175,10 @@ class Ladder:
         pool = limit + len(prior or {})
         if ranges:
             pool = max(pool, DATE_NOTES)
+        if self.levers.semantic:
+            from memory.retrieval.semantic import POOL as SEMANTIC_POOL
+
+            pool = max(pool, SEMANTIC_POOL)
         # each part (the message, its context) routed as route_notes does: a plain search
         # with the levers off, the levers' routing when one is on
         found = blended_search(lambda part, size: route_notes(self, part, size or pool),
@@ -176,6 +188,8 @@ class Ladder:
                                        limit), found.total
         ranked = with_prior(with_dates(self, parsed, hits, ranges),
                             prior or {}, len(parsed.words), self._note_fields)
+        if self.levers.semantic:
+            ranked = self.router().rerank(query, ranked)
         total += len(ranked) - len(hits)  # notes the prior added count among the candidates
         return Suggestions(query, tuple(_suggest_hit(h.doc, h.score, h.matched)
                                         for h in ranked[:limit]), total,
@@ -189,6 +203,17 @@ class Ladder:
         from memory.retrieval.recall import recall
 
         return recall(self, query, budget, context, today, prior)
+
+    def router(self) -> SemanticRouter:
+        """The semantic lever's model and vectors, made on first use (the model loads on the
+        first query it embeds); raises ConfigError when the extra is not installed."""
+        if self._router is None:
+            from memory.retrieval.semantic import SemanticRouter
+
+            folder = self._vectors or self.store.config.state_dir / "vectors"
+            self._router = SemanticRouter(self.store, folder, self.index.notify,
+                                          prune=self._vectors is None)
+        return self._router
 
     # -- what the rungs read (recall and the bench read through these too) -----------------
     def search(self, parsed: ParsedQuery, kind: PartKind, limit: int | None,

@@ -27,6 +27,9 @@ so that its ablation is reproducible (issue #15 item 4; figures in docs/benchmar
   (a question mark near its end) with 0.9 of that block's score (``neighbours`` alone gives
   it half): in a dialogue the turn after a question is its answer, and it rarely repeats the
   question's words ("How long have you been doing yoga?" / "Three years now").
+- ``semantic``: ``suggest`` re-ranks its 50 best notes with an embedding model's cosine
+  between the message and each note's best line (:mod:`memory.retrieval.semantic`; the
+  optional extra ``notes-memory[semantic]``, on for a store with ``NOTES_SEMANTIC=1``).
 
 :data:`DEFAULT` holds the levers that are on; the bench's ``--levers`` (and
 :func:`parse_levers`) switches them per run.
@@ -40,7 +43,7 @@ from dataclasses import dataclass
 from memory.errors import InvalidArgument
 
 NAMES = ("spread", "fusion", "block-route", "feedback", "neighbours", "dates", "names",
-         "replies")
+         "replies", "semantic")
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class Levers:
     dates: bool = False
     names: bool = False
     replies: bool = False
+    semantic: bool = False
 
     def on(self) -> tuple[str, ...]:
         return tuple(n for n in NAMES if getattr(self, n.replace("-", "_")))
@@ -62,9 +66,22 @@ class Levers:
 
 
 # on: each helped every visible bench or cost none more than a point (docs/benchmarks.md,
-# "Routing levers: ablations")
+# "Routing levers: ablations"); semantic helps them too, but needs the optional model
+# (NOTES_SEMANTIC turns it on)
 DEFAULT = Levers(neighbours=True, dates=True, names=True, replies=True)
 ALL = Levers(**{n.replace("-", "_"): True for n in NAMES})
+
+
+def store_levers(semantic: bool) -> Levers:
+    """The levers of a store's own ladder (the CLI's, the server's; a bench picks its own):
+    the defaults, with ``semantic`` when the store's configuration turns it on
+    (``NOTES_SEMANTIC``), which needs its extra installed (else a ConfigError saying so)."""
+    if not semantic:
+        return DEFAULT
+    from memory.retrieval.semantic import require
+
+    require()
+    return dataclasses.replace(DEFAULT, semantic=True)
 
 
 def parse_levers(text: str | None) -> Levers:
@@ -77,7 +94,7 @@ def parse_levers(text: str | None) -> Levers:
     if items == ["none"]:
         return Levers()
     if items == ["all"]:
-        return ALL
+        items = list(NAMES)
     relative = any(t[0] in "+-" for t in items)
     chosen = dict.fromkeys(DEFAULT.on() if relative else (), True)
     for item in items:
@@ -89,4 +106,8 @@ def parse_levers(text: str | None) -> Levers:
             chosen.pop(name, None)
         else:
             chosen[name] = True
+    if "semantic" in chosen:
+        from memory.retrieval.semantic import require
+
+        require()
     return dataclasses.replace(Levers(), **{n.replace("-", "_"): True for n in chosen})

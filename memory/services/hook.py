@@ -17,6 +17,7 @@ that second path.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -258,7 +259,10 @@ def answer(config: Config, raw: str, asked: bool = False) -> str:
             return output
     from memory.api import Notes
 
-    notes = Notes(config, notify=lambda _: None, front="hook")
+    # a hook that answers itself routes without the semantic model: loading it and its
+    # vectors would double a cold hook's time (the MCP server, warm, routes with it)
+    notes = Notes(dataclasses.replace(config, semantic=False), notify=lambda _: None,
+                  front="hook")
     try:
         output = run_hook(notes, raw)
         if notes.counter.encoding_loaded():  # the next cold hook counts without loading it

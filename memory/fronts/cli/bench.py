@@ -88,9 +88,12 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
               f"{', '.join(LEVER_NAMES)} (only those on), +NAME/-NAME (the default, "
               f"{', '.join(DEFAULT_LEVERS.on())}, with or without NAME), none, all "
               "(default: the library's default).")
+@click.option("--vectors", type=click.Path(file_okay=False, path_type=Path),
+              help="With the semantic lever: keep the notes' vectors here, so that the next "
+              "run embeds only notes it has not seen (default: a temporary folder).")
 @json_option
 def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Path | None,
-              backends: str, levers: str | None, as_json: bool) -> None:
+              backends: str, levers: str | None, vectors: Path | None, as_json: bool) -> None:
     """Run the policies on a bench (index in a temporary folder, usage log off) and write the
     report: Markdown, JSON, per-question results and a plot of hit rate against tokens."""
     import shlex
@@ -102,7 +105,7 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
     chosen = parse_levers(levers)
     progress = _bench_progress()
     run = run_backends(bench_dir, _split(backends), _split(policies or "") or None, limit,
-                       progress=progress, levers=chosen)
+                       progress=progress, levers=chosen, vectors=vectors)
     if progress is not None:
         click.echo("", err=True)
     target = out or bench_dir / "report"

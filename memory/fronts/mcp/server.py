@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from functools import wraps
@@ -334,6 +335,26 @@ def start_hook_socket(notes: Notes) -> HookSocket | None:
     return listener
 
 
+def start_embedding(notes: Notes) -> threading.Thread | None:
+    """With NOTES_SEMANTIC on, embed the notes that have no vectors yet in the background
+    (``notes embed``'s work); until a query's best notes are embedded it routes without
+    them."""
+    if not notes.config.semantic:
+        return None
+
+    def embed() -> None:
+        try:
+            built = notes.embed()
+            log.info("semantic vectors: %d notes embedded (%d lines) in %s s, %d already",
+                     built.embedded, built.lines, built.seconds, built.kept)
+        except NotesError as exc:
+            log.warning("semantic vectors not built: %s", exc)
+
+    thread = threading.Thread(target=embed, name="notes-embed", daemon=True)
+    thread.start()
+    return thread
+
+
 def serve(config: Config, read_only: bool = False, http: HttpSettings | None = None,
           hook_socket: bool = True) -> None:
     """Serve over stdio (or HTTP), keep the index fresh, and answer the prompt hook on the
@@ -346,6 +367,7 @@ def serve(config: Config, read_only: bool = False, http: HttpSettings | None = N
     notes.ladder.freshen()  # an index that cannot be written yet still serves what it holds
     mcp = create_server(config, read_only, notes)
     watcher = start_watcher(notes)
+    start_embedding(notes)
     listener = start_hook_socket(notes) if hook_socket else None
     try:
         if http is not None:

@@ -133,17 +133,24 @@ def test_notes_embed_embeds_each_content_once_and_forgets_gone_notes(store: Path
 @pytest.mark.slow(8)
 def test_a_query_embeds_a_few_new_notes_itself_and_a_damaged_file_anew(store: Path) -> None:
     """No `notes embed` yet: the pool's two short notes are embedded by the query; a vector
-    file made garbage (a crash, a foreign file) is embedded again, not trusted."""
+    file made garbage (a crash) or of another shape (a foreign file) is embedded again, not
+    trusted."""
+    np = pytest.importorskip("numpy")
     notes = open_notes(store, True)
     try:
         assert notes.suggest(ASKED).hits[0].note == "pets/maria"
         files = vector_files(store)
         assert len(files) == 2
         folder = store / ".notes" / "vectors" / semantic.MODEL
-        for name in files:
-            (folder / name).write_bytes(b"not a numpy file")
+        garbage, foreign = sorted(files)
+        (folder / garbage).write_bytes(b"not a numpy file")
+        np.save(folder / foreign, np.ones((3, 5), dtype=np.float16))  # another model's shape
+    finally:
+        notes.close()
+    notes = open_notes(store, True)  # the next process (this one keeps what it read)
+    try:
         assert notes.suggest(ASKED).hits[0].note == "pets/maria"
-        assert all((folder / name).read_bytes()[:6] == b"\x93NUMPY" for name in files)
+        assert all(np.load(folder / name).shape[1:] == (semantic.DIM,) for name in files)
     finally:
         notes.close()
 

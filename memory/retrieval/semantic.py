@@ -230,9 +230,11 @@ class SemanticRouter:
     def rerank(self, message: str, hits: list[SearchHit[StoredNote]]
                ) -> list[SearchHit[StoredNote]]:
         """``hits`` with their first ``POOL`` re-ranked by BM25F share plus ``WEIGHT`` times
-        the best line's cosine with ``message``; scores rescaled so the best note keeps the
-        best BM25F score. Unchanged when the message is empty or the pool cannot be
-        embedded now."""
+        the best line's cosine with ``message``; the n-th note takes the pool's n-th BM25F
+        score (the model orders the notes; recall's weights between them keep BM25F's
+        spread: rescored by the mix, they cost recall up to 1.5 points on LoCoMo's
+        follow-ups). Unchanged when the message is empty or the pool cannot be embedded
+        now."""
         pool = hits[:POOL]
         if len(pool) < 2 or not message.strip() or pool[0].score <= 0:
             return hits
@@ -243,10 +245,12 @@ class SemanticRouter:
         top = pool[0].score
         mixed = [h.score / top + WEIGHT * _best_cosine(m, asked)
                  for h, m in zip(pool, matrices, strict=True)]
-        scale = top / max(mixed)
         order = sorted(range(len(pool)), key=lambda i: -mixed[i])
-        return [dataclasses.replace(pool[i], score=round(mixed[i] * scale, 2))
-                for i in order] + hits[POOL:]
+        # the model reorders the notes, it does not rescore them: the n-th note takes the
+        # n-th BM25F score, so recall's weights between notes keep BM25F's spread
+        scores = sorted((h.score for h in pool), reverse=True)
+        return [dataclasses.replace(pool[i], score=score)
+                for i, score in zip(order, scores, strict=True)] + hits[POOL:]
 
     def _query_vector(self, message: str) -> Any:
         with self._cache_lock:

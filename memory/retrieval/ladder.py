@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory.errors import (
-    AmbiguousSection,
     IndexUnavailable,
     InvalidArgument,
     NotesError,
-    SectionNotFound,
 )
 from memory.index import (
     Found,
@@ -32,7 +29,6 @@ from memory.index import (
     parse_query,
     vagueness,
 )
-from memory.model.text import excerpt, split_lines
 from memory.retrieval.context import aboutness, blended_search, keep_named_first, names
 from memory.retrieval.levers import DEFAULT, Levers
 from memory.retrieval.routing import DATE_NOTES, date_ranges, route_notes, with_dates
@@ -48,7 +44,7 @@ if TYPE_CHECKING:
     from memory.retrieval.recall import Recalled
     from memory.retrieval.section_scores import Evidence
     from memory.retrieval.semantic import SemanticRouter
-    from memory.retrieval.zoom import BlockRange, Window
+    from memory.retrieval.zoom import Window
 
 MAX_LIMIT = 50
 NOT_PICKED = ("header", "history")  # metadata, and the container of every entry
@@ -289,20 +285,10 @@ class Ladder:
     def read_section(self, note_id: str, section: str) -> SectionText:
         """Rung 3: one section by id, unique prefix or map position ``#N``; a block range
         of it (``id:b3-5``); or the history entries of a date or range (``2026-11``,
-        ``2026-11-01..2026-11-15``)."""
-        from memory.retrieval.zoom import parse_block_ref
+        ``2026-11-01..2026-11-15``) (:mod:`memory.retrieval.reading`)."""
+        from memory.retrieval.reading import read_section
 
-        loaded = self.store.load(note_id)
-        key = (section or "").strip()
-        blocks = parse_block_ref(key)
-        if blocks is not None and loaded.note.section(key) is None:
-            return self._read_blocks(loaded, blocks)
-        entries = self._dated_entries(loaded, key)
-        if entries is not None and len(entries) != 1:
-            return self._read_entries(loaded, key, entries)
-        found = entries[0] if entries else resolve_section(loaded, key, self.counter)
-        return SectionText(loaded.note_id, found.id, found.kind, found.title, found.date,
-                           self.counter.count(found.text), found.text)
+        return read_section(self.store.load(note_id), section, self.counter)
 
     def read_note(self, note_id: str) -> SectionText:
         """The whole note, with its cost."""
@@ -348,38 +334,6 @@ class Ladder:
                         evidence.paragraphs.items() if sid == section.id and line in number}
         return tuple(windows(blocks, block_scores, section.id, self.counter))
 
-    def _read_blocks(self, loaded: LoadedNote, wanted: BlockRange) -> SectionText:
-        from memory.retrieval.zoom import BlockRange, block_text, own_blocks
-
-        found = resolve_section(loaded, wanted.section, self.counter)
-        blocks = own_blocks(found, loaded.note.sections)
-        text = block_text(found, split_lines(loaded.note.text), wanted, blocks)
-        ref = BlockRange(found.id, wanted.first, wanted.last).ref
-        return SectionText(loaded.note_id, ref, "blocks", found.title, found.date,
-                           self.counter.count(text), text)
-
-    def _dated_entries(self, loaded: LoadedNote, key: str) -> list[Section] | None:
-        """History entries inside a date reference; None when ``key`` is not one (or
-        names a section exactly)."""
-        from memory.model.timeexpr import dated_inside, parse_date_ref
-
-        wanted = parse_date_ref(key)
-        if wanted is None or loaded.note.section(key) is not None:
-            return None
-        return [e for e in loaded.note.entries if dated_inside(e.date, (wanted,))]
-
-    def _read_entries(self, loaded: LoadedNote, key: str,
-                      entries: list[Section]) -> SectionText:
-        if not entries:
-            dated = sorted(e.date for e in loaded.note.entries if e.date)
-            span = f"its entries run from {dated[0]} to {dated[-1]}" if dated else \
-                "it has no dated entries"
-            raise SectionNotFound(f"no history entry of {loaded.note_id!r} falls in {key}; "
-                                  f"{span}")
-        text = "".join(e.text if e.text.endswith("\n") else e.text + "\n" for e in entries)
-        return SectionText(loaded.note_id, key, "entries", f"{len(entries)} entries",
-                           key, self.counter.count(text), text)
-
     def _row(self, pos: int, section: Section, score: float | None = None,
              zoom: tuple[Window, ...] = ()) -> MapRow:
         return MapRow(pos, section.id, section.kind, section.title, section.date,
@@ -411,43 +365,6 @@ def with_prior(hits: list[SearchHit[StoredNote]], prior: dict[str, float], words
 def check_limit(limit: int) -> None:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidArgument(f"limit must be between 1 and {MAX_LIMIT}, got {limit!r}")
-
-
-def resolve_section(loaded: LoadedNote, wanted: str, counter: TokenCounter) -> Section:
-    """Find a section by exact id, ``#N`` map position, or unique prefix of id or date."""
-    sections = list(loaded.note.sections)
-    key = (wanted or "").strip()
-    if not key:
-        raise InvalidArgument("the section is empty; " + _section_list(loaded, counter))
-    exact = next((s for s in sections if s.id == key), None)
-    if exact is None and key == "state":
-        exact = loaded.note.lead  # plain Markdown: its top part stands in for the state
-    if exact is not None:
-        return exact
-    position = re.fullmatch(r"#?(\d+)", key)
-    if position and key.startswith("#"):
-        number = int(position[1]) if len(position[1]) <= 9 else 0
-        if 1 <= number <= len(sections):
-            return sections[number - 1]
-        raise SectionNotFound(f"no section {excerpt(key, 20)} in {loaded.note_id!r} (it has "
-                              f"{len(sections)}); " + _section_list(loaded, counter))
-    matches = [s for s in sections if s.id.startswith(key.casefold())]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise AmbiguousSection(f"section {excerpt(key)} matches {len(matches)} sections in "
-                               f"{loaded.note_id!r}: {', '.join(s.id for s in matches[:10])}; "
-                               "give more of the id")
-    raise SectionNotFound(f"no section {excerpt(key)} in {loaded.note_id!r}; "
-                          + _section_list(loaded, counter))
-
-
-def _section_list(loaded: LoadedNote, counter: TokenCounter, limit: int = 20) -> str:
-    sections = loaded.note.sections
-    shown = ", ".join(f"{s.id} ({counter.count(s.text)} tokens)" for s in sections[:limit])
-    more = f", … {len(sections) - limit} more (run `notes map {loaded.note_id}`)" \
-        if len(sections) > limit else ""
-    return f"sections are: {shown}{more}"
 
 
 def _suggest_hit(stored: StoredNote, score: float, matched: tuple[str, ...]) -> SuggestHit:

@@ -25,7 +25,7 @@ from memory.api import Notes
 from memory.errors import InvalidArgument, NotesError
 from memory.index.words import exact_terms
 from memory.model.note import Note, Section
-from memory.retrieval.ladder import resolve_section
+from memory.retrieval.reading import resolve_section
 from memory.state.store import LoadedNote
 from memory.state.usage import DAY_S, Call
 from memory.state.usage_rows import is_hashed

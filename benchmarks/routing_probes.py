@@ -3,7 +3,7 @@ first with extra index keys, a semantic layer trained on the store, or other BM2
 constants for notes, or an embedding model (issue #15 item 4; results in
 docs/benchmarks.md, "Third round").
 
-Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe keys|lsa|bm25|e5|all]
+Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe keys|lsa|bm25|e5|blocks|all]
 
 - ``keys``: each note of a copy of the bench gets extra keys in its front matter's
   ``aliases`` (indexed in the note's ``keywords`` field, boost 1.5): ``names`` (the words
@@ -19,6 +19,8 @@ Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe keys|lsa|bm2
   (:mod:`memory.retrieval.semantic`, its lines and vector files): every line embedded, a
   note's similarity to the question the best of its lines', and the top 50 notes re-ranked
   by their normalised BM25F score plus ``weight`` times that similarity.
+- ``blocks``: the block-route lever's share of the best block (:mod:`memory.retrieval.routing`,
+  0.5 by default) at 0, 0.25, 0.5, 0.75 and 1.
 
 Only the questions with one gold note count, as in the bench's routing figure. numpy is
 needed for ``lsa`` (the ``dev`` extra has it, through matplotlib).
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import memory.index.whoosh.index as whoosh_index
+import memory.retrieval.routing as routing
 from memory.api import Notes
 from memory.bench.policies import question_day
 from memory.bench.questions import Question, QuestionWriter, bench_paths, read_questions
@@ -44,6 +47,7 @@ from memory.bench.reader import BenchReader, bench_config
 from memory.index.documents import KIND_FIELDS, STEM_FIELD
 from memory.index.whoosh.search import KindBM25F
 from memory.index.words import words
+from memory.retrieval.levers import DEFAULT, Levers
 
 TURN = re.compile(r"^- (\w+): (.*)$", re.M)
 WORD = re.compile(r"\b[^\W\d_]+\b")
@@ -53,12 +57,12 @@ POOL = 50  # notes re-ranked by the lsa probe (suggest's largest limit)
 Ranked = list[tuple[Question, list[str], list[float]]]  # question, top notes, their scores
 
 
-def ranked(bench: Path) -> Ranked:
+def ranked(bench: Path, levers: Levers = DEFAULT) -> Ranked:
     """Each one-note question with ``suggest``'s top notes and scores (default levers), asked
     as the bench's policies ask it (its context, its day)."""
     notes_dir, questions = bench_paths(bench)
     notes = Notes(bench_config(notes_dir, Path(tempfile.mkdtemp())), notify=lambda _: None)
-    reader = BenchReader(notes)
+    reader = BenchReader(notes, levers)
     reader.prepare()
     out = []
     for q in read_questions(questions):
@@ -218,13 +222,27 @@ def probe_bm25(bench: Path) -> None:
         whoosh_index.weighting = original
 
 
+def probe_blocks(bench: Path) -> None:
+    """The block-route lever's share (0.5 in the lever), on the default levers: 0 is BM25F's
+    order."""
+    original = routing.BLOCK_SHARE
+    levers = dataclasses.replace(DEFAULT, block_route=True)
+    try:
+        for share in (0.0, 0.25, 0.5, 0.75, 1.0):
+            routing.BLOCK_SHARE = share
+            print(f"blocks: share {share}: {first_rate(ranked(bench, levers))}", flush=True)
+    finally:
+        routing.BLOCK_SHARE = original
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("bench", type=Path)
-    parser.add_argument("--probe", choices=("keys", "lsa", "bm25", "e5", "all"), default="all")
+    parser.add_argument("--probe", choices=("keys", "lsa", "bm25", "e5", "blocks", "all"),
+                        default="all")
     args = parser.parse_args()
     for name, probe in (("keys", probe_keys), ("lsa", probe_lsa), ("bm25", probe_bm25),
-                        ("e5", probe_e5)):
+                        ("e5", probe_e5), ("blocks", probe_blocks)):
         if args.probe in (name, "all"):
             probe(args.bench)
 

@@ -94,7 +94,8 @@ class Notes:
         self.counter = TokenCounter(config.state_dir / "tokens.sqlite", report=notify)
         self._guard = _Guard(self.store, config.state_dir / "ledger.sqlite", notify)
         self.index: SearchIndex = make_index(self.store, self.counter, notify, self._observe)
-        self.ladder = Ladder(self.store, self.index, self.counter, store_levers(config.semantic))
+        levers = store_levers(config.levers, config.semantic)
+        self.ladder = Ladder(self.store, self.index, self.counter, levers)
         self.usage = UsageLog.for_config(config, notify) if config.usage_log else None
         self.default_session = config.session or f"{front}-{os.getppid()}"
 
@@ -121,9 +122,10 @@ class Notes:
 
     # -- reading -----------------------------------------------------------------------
     def suggest(self, query: str, limit: int = 5, context: str | None = None,
-                session: str | None = None, today: dt.date | None = None) -> Suggestions:
+                session: str | None = None, today: dt.date | None = None,
+                by_blocks: bool = True) -> Suggestions:
         result = self.ladder.suggest(query, limit, context, prior=self.session_prior(session),
-                                     today=today)
+                                     today=today, by_blocks=by_blocks)
         self._log(session, "suggest", query=query, tokens=answers.suggestions(result),
                   ranked=tuple(h.note for h in result.hits))
         return result

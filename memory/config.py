@@ -43,6 +43,7 @@ class Config:
     http_token: str = field(default="", repr=False)  # NOTES_HTTP_TOKEN: HTTP bearer token
     hook_evidence: bool = False  # NOTES_HOOK_EVIDENCE: the hook adds the clearly best block
     semantic: bool = False  # NOTES_SEMANTIC: suggest re-ranks with the optional embedding model
+    levers: str = ""  # NOTES_LEVERS: the ladder's levers (retrieval/levers.py); "": the defaults
     extra: Mapping[str, str] = field(default_factory=dict)
     store_source: str = "flag"  # how the store was chosen: one of locate.STORE_SOURCES
 
@@ -75,6 +76,7 @@ def load_config(
                   http_token=env.get("NOTES_HTTP_TOKEN", "").strip(),
                   hook_evidence=_flag(env, "NOTES_HOOK_EVIDENCE", False),
                   semantic=_flag(env, "NOTES_SEMANTIC", False),
+                  levers=env.get("NOTES_LEVERS", "").strip(),
                   store_source=choice.source)
 
 

@@ -18,10 +18,10 @@ from memory.state.tokens import count_exact
 TRANSCRIPTS = sorted(SHARED_TRANSCRIPTS.rglob("*.jsonl"))
 
 
-def run_hook(store_dir: Path, stdin: str | None, evidence: bool = False
+def run_hook(store_dir: Path, stdin: str | None, evidence: bool = False, levers: str = ""
              ) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NOTES_DIR": str(store_dir),
-           "NOTES_HOOK_EVIDENCE": "1" if evidence else "0"}
+           "NOTES_HOOK_EVIDENCE": "1" if evidence else "0", "NOTES_LEVERS": levers}
     return subprocess.run([str(NOTES_BIN), "hook", "user-prompt"], input=stdin,
                           stdin=subprocess.DEVNULL if stdin is None else None,
                           capture_output=True, text=True, env=env, timeout=60)
@@ -67,6 +67,33 @@ def test_a_block_that_wins_clearly_is_shown_whole(store_dir: Path) -> None:
     # off by default: the same prompt, note lines only
     plain = added_context(run_hook(store_dir, payload("how long is the deploy freeze")))
     assert EVIDENCE_HEADER not in plain and plain.startswith(head.rstrip("\n"))
+
+
+def test_the_hook_routes_without_block_route(tmp_path: Path) -> None:
+    """With block-route on (NOTES_LEVERS), `suggest` puts first the session whose one line
+    holds both words; the hook keeps BM25F's order, with its evidence on or off (the
+    lever's two store-wide searches do not fit the hook's time)."""
+    from test_levers import offsite_sessions, session
+
+    store = offsite_sessions(tmp_path / "notes", {
+        f"work/filler-{n:02d}": session(f"Session {n + 3}", "2024-03-01",
+                                        [f"Cy: the review number {n} is done."])
+        for n in range(20)})  # notes without the words, so that both score above the floor
+    env = {**os.environ, "NOTES_DIR": str(store), "NOTES_LEVERS": "+block-route"}
+    suggested = subprocess.run([str(NOTES_BIN), "suggest", "offsite budget", "--json"],
+                               capture_output=True, text=True, env=env, timeout=60)
+    assert suggested.returncode == 0, suggested.stderr
+    assert [h["note"] for h in json.loads(suggested.stdout)["hits"]][:2] == [
+        "work/together", "work/scattered"]
+
+    def listed(evidence: bool) -> list[str]:
+        text = added_context(run_hook(store, payload("offsite budget"), evidence=evidence,
+                                      levers="+block-route"))
+        return [line.split(" · ")[0][2:] for line in text.splitlines()
+                if line.startswith("- work/")]
+
+    assert listed(evidence=False) == ["work/scattered", "work/together"]
+    assert listed(evidence=True) == ["work/scattered", "work/together"]
 
 
 def test_no_block_is_shown_when_none_wins_clearly(store_dir: Path) -> None:

@@ -3,11 +3,15 @@ lever off. Their ablations on the benches are in docs/benchmarks.md."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from conftest import NOTES_BIN
 from memory import Notes, load_config
 from memory.errors import ConfigError, InvalidArgument
 from memory.fronts import render
@@ -123,29 +127,52 @@ def test_feedback_adds_the_best_paragraphs_words_at_low_weight(sessions: Notes) 
     assert expanded.hits[0].matched == ("seals",)  # feedback words are not shown as matched
 
 
-def test_block_route_lifts_the_note_holding_the_best_paragraph(tmp_path: Path) -> None:
-    """A long note titled with the words comes first as a note; the
-    short note's one line holds every word and is the best paragraph: fused with the
-    paragraph ranking, the short note gains on the long one."""
-    long_lines = [f"Cy: the budget meeting {n} was about numbers and more numbers, again "
-                  f"and again, for the whole of quarter {n}." for n in range(1, 30)]
-    store = make_store(tmp_path / "notes", {
-        "work/long": session("Budget meetings", "2024-01-01", long_lines),
-        "work/short": session("Session 2", "2024-02-01",
-                              ["Di: the budget meeting moved the offsite to Lisbon."]),
-        "work/other": session("Budget review", "2024-03-01",
-                              ["Cy: budget review done, nothing about the meeting."])})
-    notes = Notes(load_config(store), notify=lambda _: None)
+def offsite_sessions(root: Path, more: dict[str, str] | None = None) -> Path:
+    """Two sessions hold "offsite" and "budget" once each: the first scattered over two
+    lines (a shorter note, so BM25F puts it first), the second in one line."""
+    return make_store(root, {**(more or {}),
+        "work/scattered": session("Session 1", "2024-01-01", [
+            "Cy: the offsite is in Lisbon this year.", "Di: and the budget for the team?",
+            "Cy: it is not final, the dates are.", "Di: fine, I will book."]),
+        "work/together": session("Session 2", "2024-02-01", [
+            "Di: we cut the offsite budget in half after the review.",
+            "Cy: good call, thanks.", "Di: see you at the all-hands.", "Cy: see you."]),
+        "work/other": session("Session 3", "2024-03-01", ["Cy: the review is done."])})
+
+
+def test_block_route_puts_first_the_note_whose_one_line_holds_the_words(tmp_path: Path
+                                                                      ) -> None:
+    """With block-route the note whose best paragraph holds both words comes first, and
+    the notes keep BM25F's scores in the new order (the best note keeps the best score);
+    recall's routing leaves the lever out (it scores every block itself)."""
+    notes = Notes(load_config(offsite_sessions(tmp_path / "notes")), notify=lambda _: None)
     try:
-        query = "budget meeting"
         notes.ladder.levers = Levers()
-        plain = {h.note: h.score for h in notes.ladder.suggest(query, 3).hits}
+        plain = [(h.note, h.score) for h in notes.ladder.suggest("offsite budget", 3).hits]
         notes.ladder.levers = Levers(block_route=True)
-        fused = {h.note: h.score for h in notes.ladder.suggest(query, 3).hits}
+        routed = [(h.note, h.score) for h in notes.ladder.suggest("offsite budget", 3).hits]
+        for_recall = [h.note for h in notes.ladder.suggest("offsite budget", 3,
+                                                           by_blocks=False).hits]
     finally:
         notes.close()
-    assert max(plain, key=plain.__getitem__) == "work/long"
-    assert fused["work/short"] / fused["work/long"] > plain["work/short"] / plain["work/long"]
+    assert [n for n, _ in plain] == ["work/scattered", "work/together"]
+    assert [n for n, _ in routed] == ["work/together", "work/scattered"]
+    assert [s for _, s in routed] == [s for _, s in plain]
+    assert for_recall == ["work/scattered", "work/together"]
+
+
+def test_block_route_leaves_the_context_to_bm25f(tmp_path: Path) -> None:
+    """A message with no words of its own routes by its context alone; block-route does
+    not re-order the context's notes (the conversation's clearest paragraph must not pull
+    its note up), so the order is BM25F's."""
+    notes = Notes(load_config(offsite_sessions(tmp_path / "notes")), notify=lambda _: None)
+    try:
+        notes.ladder.levers = Levers(block_route=True)
+        vague = [h.note for h in notes.ladder.suggest("what then", 3,
+                                                      context="offsite budget").hits]
+    finally:
+        notes.close()
+    assert vague == ["work/scattered", "work/together"]
 
 
 @pytest.mark.slow(13)
@@ -338,3 +365,44 @@ def test_replies_lift_the_answer_to_a_matching_question(tmp_path: Path) -> None:
     assert not any("Since I was nine" in u.text for u in matched.units)
     assert {u.text for u in alone.units} - {u.text for u in matched.units} == {
         next(u.text for u in alone.units if "Since I was nine" in u.text)}
+
+
+def test_the_store_takes_its_levers_from_notes_levers(tmp_path: Path) -> None:
+    """NOTES_LEVERS sets a store's levers (read once, by load_config); one that does not
+    exist stops every command with an error that names the variable and the levers."""
+    store = offsite_sessions(tmp_path / "notes")
+    config = load_config(store, env={"NOTES_LEVERS": "+block-route,-dates"})
+    notes = Notes(config, notify=lambda _: None)
+    try:
+        assert notes.ladder.levers == Levers(block_route=True, neighbours=True, names=True,
+                                             replies=True)
+    finally:
+        notes.close()
+    assert Notes(load_config(store, env={}), notify=lambda _: None).ladder.levers == DEFAULT
+    with pytest.raises(ConfigError, match=r"NOTES_LEVERS='rm3': unknown lever 'rm3'; levers "
+                                          r"are: spread, .*unset NOTES_LEVERS"):
+        Notes(load_config(store, env={"NOTES_LEVERS": "rm3"}), notify=lambda _: None)
+    done = subprocess.run([str(NOTES_BIN), "--notes", str(store), "suggest", "offsite"],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "NOTES_LEVERS": "rm3"})
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("Error: NOTES_LEVERS='rm3': unknown lever 'rm3'")
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("query", "first"), [
+    ("cómo despliego a producción", "howto/deploy-production"),  # the README's first command
+    ("rotate the database secrets", "howto/rotate-secrets"),  # issue #15's example
+])
+def test_block_route_keeps_a_note_reached_by_its_names(store_dir: Path, query: str,
+                                                       first: str) -> None:
+    """The example store writes some notes in Spanish under English names and aliases; a
+    note the message reaches through them has no paragraph in the message's language, and
+    its header counts as its block: it stays first with block-route."""
+    config = dataclasses.replace(load_config(store_dir), levers="+block-route")
+    notes = Notes(config, notify=lambda _: None)
+    try:
+        assert notes.ladder.levers.block_route
+        assert notes.suggest(query, 3).hits[0].note == first
+    finally:
+        notes.close()

@@ -169,7 +169,8 @@ class QuestionPass:
         prompt = topic_words(self.query)
         if not prompt and not self.context:
             return self._reading([])
-        result, _ = self.reader.suggest(prompt, MAX_NOTES, self.context, self.today)
+        result, _ = self.reader.suggest(prompt, MAX_NOTES, self.context, self.today,
+                                        by_blocks=False)  # as the hook asks it
         return self._reading([hook_text(self.reader.ladder, self.reader.counter, result,
                                         prompt, self.context, evidence=True)])
 

@@ -43,7 +43,7 @@ def bench_config(notes_dir: Path, state_dir: Path, backend: str = "whoosh") -> C
         raise ConfigError(f"{backend!r} is not a search backend; use one of "
                           f"{', '.join(BACKENDS)}")
     return dataclasses.replace(load_config(notes_dir, state_dir), usage_log=False,
-                               backend=backend, semantic=False)
+                               backend=backend, semantic=False, levers="")
 
 
 class CachingStore(Store):
@@ -102,8 +102,9 @@ class BenchReader:
         return self.counter.count(text)
 
     def suggest(self, query: str, limit: int, context: str | None = None,
-                today: dt.date | None = None) -> tuple[Suggestions, str]:
-        result = self.ladder.suggest(query, limit, context, today=today)
+                today: dt.date | None = None, by_blocks: bool = True
+                ) -> tuple[Suggestions, str]:
+        result = self.ladder.suggest(query, limit, context, today=today, by_blocks=by_blocks)
         return result, render.suggestions(result)
 
     def section_map(self, note: str, query: str, today: dt.date | None = None,

@@ -157,13 +157,16 @@ class Ladder:
 
     def suggest(self, query: str, limit: int = 5, context: str | None = None,
                 prior: dict[str, float] | None = None,
-                today: dt.date | None = None) -> Suggestions:
+                today: dt.date | None = None, by_blocks: bool = True) -> Suggestions:
         """Rung 1: notes ranked by BM25F over title, tags, state and body; ``context`` (recent
         conversation) helps a vague message and never outranks what the message names
         (:mod:`memory.retrieval.context`), and ``prior`` (notes this session has been
         reading, 1.0 for the latest) lifts those notes by a share of the best score. With
         the dates lever on, the message's time expressions (resolved at ``today``) lift
-        the notes written then (:func:`memory.retrieval.routing.with_dates`)."""
+        the notes written then (:func:`memory.retrieval.routing.with_dates`).
+        ``by_blocks=False`` leaves out the block-route lever: ``recall`` scores every block
+        itself (a note's best block would count twice), and the hook has no time for its
+        two store-wide searches."""
         check_limit(limit)
         parsed = parse_query(query, context)
         self.freshen()
@@ -176,9 +179,10 @@ class Ladder:
 
             pool = max(pool, SEMANTIC_POOL)
         # each part (the message, its context) routed as route_notes does: a plain search
-        # with the levers off, the levers' routing when one is on
-        found = blended_search(lambda part, size: route_notes(self, part, size or pool),
-                               parsed, pool)
+        # with the levers off, the levers' routing when one is on; block-route for the
+        # message alone, so the context's clearest paragraph does not lift its note
+        found = blended_search(lambda part, size: route_notes(
+            self, part, size or pool, by_blocks and part.words == parsed.words), parsed, pool)
         words = [w[1] for w in parsed.words]
         hits, total = keep_named_first(found, lambda note: self._names(note, words),
                                        limit), found.total

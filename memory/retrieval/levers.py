@@ -9,8 +9,10 @@ so that its ablation is reproducible (issue #15 item 4; figures in docs/benchmar
 - ``fusion``: ``recall`` ranks blocks by reciprocal rank fusion of their own rank, their
   section's and their note's (and the date signals), instead of the weighted sum of
   normalised scores.
-- ``block-route``: ``suggest`` ranks notes by reciprocal rank fusion of the note's own BM25F
-  rank and the rank of its best paragraph in a store-wide paragraph search.
+- ``block-route``: ``suggest`` re-orders its notes by the note's own BM25F score plus half
+  its best paragraph's (each over the best of its kind, the paragraphs from a store-wide
+  search): the session whose one turn holds the message's words together gains on one
+  that holds them scattered.
 - ``feedback``: pseudo-relevance feedback (RM3-style) for ``suggest``: the words that weigh
   most in the best paragraphs of a first search join the query at a low weight.
 - ``neighbours``: ``recall`` ranks the blocks next to a matching block (one and two blocks
@@ -40,7 +42,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from memory.errors import InvalidArgument
+from memory.errors import ConfigError, InvalidArgument
 
 NAMES = ("spread", "fusion", "block-route", "feedback", "neighbours", "dates", "names",
          "replies", "semantic")
@@ -72,16 +74,23 @@ DEFAULT = Levers(neighbours=True, dates=True, names=True, replies=True)
 ALL = Levers(**{n.replace("-", "_"): True for n in NAMES})
 
 
-def store_levers(semantic: bool) -> Levers:
+def store_levers(chosen: str = "", semantic: bool = False) -> Levers:
     """The levers of a store's own ladder (the CLI's, the server's; a bench picks its own):
-    the defaults, with ``semantic`` when the store's configuration turns it on
-    (``NOTES_SEMANTIC``), which needs its extra installed (else a ConfigError saying so)."""
-    if not semantic:
-        return DEFAULT
+    ``chosen`` as :func:`parse_levers` reads it (``NOTES_LEVERS``; empty: the defaults),
+    with ``semantic`` too when the configuration turns it on (``NOTES_SEMANTIC``), which
+    needs its extra installed. A lever that does not exist, or a missing extra, is a
+    ConfigError that says what to change."""
+    try:
+        levers = parse_levers(chosen or None)
+    except InvalidArgument as exc:
+        raise ConfigError(f"NOTES_LEVERS={chosen!r}: {exc}; fix it or unset NOTES_LEVERS "
+                          "for the defaults") from exc
+    if not semantic or levers.semantic:
+        return levers
     from memory.retrieval.semantic import require
 
     require()
-    return dataclasses.replace(DEFAULT, semantic=True)
+    return dataclasses.replace(levers, semantic=True)
 
 
 def parse_levers(text: str | None) -> Levers:

@@ -124,7 +124,9 @@ def gather(ladder: Ladder, query: str, context: str | None = None,
     """Route, then rank the matching blocks; ``hierarchy=False`` ranks blocks by their own
     score alone (the bench's ``recall-flat`` policy, to measure what the hierarchy adds)."""
     parsed = parse_query(query, context)
-    routed = ladder.suggest(query, ROUTE_NOTES, context, prior=prior, today=today)
+    # the notes' own BM25F weighs them (block-route left out): each block is scored itself
+    routed = ladder.suggest(query, ROUTE_NOTES, context, prior=prior, today=today,
+                            by_blocks=False)
     note_scores = _normalised({h.note: h.score for h in routed.hits}) if hierarchy else {}
     levers = ladder.levers
     seen: Seen = {}  # each note read once for the whole gathering

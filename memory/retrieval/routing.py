@@ -1,6 +1,6 @@
 """How ``suggest`` ranks notes: BM25F over the notes, and the optional routing levers
-(:mod:`memory.retrieval.levers`): block routing (rank fusion with the best paragraph of each
-note) and pseudo-relevance feedback (RM3-style expansion from the best paragraphs).
+(:mod:`memory.retrieval.levers`): block routing (each note's own score plus a share of its
+best paragraph's) and pseudo-relevance feedback (RM3-style expansion from the best paragraphs).
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from memory.retrieval.context import split
 if TYPE_CHECKING:
     from memory.retrieval.ladder import Ladder
 
-RRF_K = 60  # reciprocal rank fusion's constant (the usual one, not tuned here)
-FUSION_POOL = 100  # notes and paragraphs each ranking considers
+BLOCK_SHARE = 0.5  # block-route: the best paragraph's weight beside the note's own score
+BLOCK_POOL = 200  # block-route: the store's best paragraphs the notes' best are taken from
+HEADER = "header"  # the section of a note's front matter (title, tags, aliases)
 FEEDBACK_DOCS = 10  # paragraphs of the first search the feedback words come from
 FEEDBACK_TERMS = 10  # words added
 FEEDBACK_WEIGHT = 0.3  # the best feedback word's weight (a message word weighs 1)
@@ -31,13 +32,15 @@ DATE_NOTES = 100  # notes ranked before the lift, when the message names a time
 DATE_SPAN_DAYS = 32  # only expressions shorter than this narrow the routing (a month at most)
 
 
-def route_notes(ladder: Ladder, parsed: ParsedQuery, pool: int) -> Found[StoredNote]:
-    """The notes for ``parsed``, best first, with the levers that are on."""
+def route_notes(ladder: Ladder, parsed: ParsedQuery, pool: int, by_blocks: bool = True
+                ) -> Found[StoredNote]:
+    """The notes for ``parsed``, best first, with the levers that are on (block-route only
+    with ``by_blocks``)."""
     levers = ladder.levers
     if levers.feedback:
         parsed = with_feedback(ladder, parsed)
-    if levers.block_route:
-        return fused_notes(ladder, parsed, pool)
+    if levers.block_route and by_blocks:
+        return block_routed_notes(ladder, parsed, pool)
     return _own_words(parsed, ladder.index.run_search(
         lambda searcher: searcher.search_notes(parsed, pool)))
 
@@ -79,24 +82,32 @@ def with_dates(ladder: Ladder, parsed: ParsedQuery, hits: list[SearchHit[StoredN
     return sorted(lifted, key=lambda h: -h.score)
 
 
-def fused_notes(ladder: Ladder, parsed: ParsedQuery, pool: int) -> Found[StoredNote]:
-    """Notes by reciprocal rank fusion of their own BM25F rank and the rank of their best
-    paragraph among the store's paragraphs; a note no paragraph matched keeps its own rank's
-    share. Scores are rescaled so the best note keeps its own BM25F score (so the session
-    prior and the displayed scores stay on the usual scale)."""
+def block_routed_notes(ladder: Ladder, parsed: ParsedQuery, pool: int) -> Found[StoredNote]:
+    """Notes re-ordered by their BM25F score over the best note's plus ``BLOCK_SHARE`` times
+    their best block's score over the best block's: a note whose one paragraph holds the
+    message's words together gains on a note that holds them scattered. The blocks are the
+    store's ``BLOCK_POOL`` best paragraphs and the headers among its ``BLOCK_POOL`` best
+    sections (a note's title, tags and aliases are one block of it: a note reached by its
+    names keeps its place whatever language its paragraphs are in, howto/rotate-secrets,
+    written in Spanish, for "rotate the database secrets"); a note with no block there adds
+    nothing. The n-th note takes the n-th BM25F score, so the scores keep BM25F's spread
+    (recall weighs notes by them) and the best note keeps the usual scale."""
     notes, total = ladder.index.run_search(
-        lambda searcher: searcher.search_notes(parsed, max(pool, FUSION_POOL)))
-    paragraphs, _ = ladder.search(parsed, "paragraph", FUSION_POOL)
-    block_rank: dict[str, int] = {}
-    for rank, hit in enumerate(paragraphs, start=1):
-        block_rank.setdefault(hit.doc.note_id, rank)
-    fused = {h.doc.note_id: 1 / (RRF_K + rank) + (1 / (RRF_K + block_rank[h.doc.note_id])
-                                                   if h.doc.note_id in block_rank else 0.0)
-             for rank, h in enumerate(notes, start=1)}
-    top = max(fused.values(), default=0.0)
-    scale = (notes[0].score / top) if notes and top > 0 else 1.0
-    ranked = sorted(notes, key=lambda h: -fused[h.doc.note_id])
-    hits = [dataclasses.replace(h, score=fused[h.doc.note_id] * scale) for h in ranked[:pool]]
+        lambda searcher: searcher.search_notes(parsed, pool))
+    if not notes:
+        return notes, total
+    paragraphs, _ = ladder.search(parsed, "paragraph", BLOCK_POOL)
+    sections, _ = ladder.search(parsed, "section", BLOCK_POOL)
+    best: dict[str, float] = {}
+    for hit in [*paragraphs, *(h for h in sections if h.doc.section == HEADER)]:
+        best[hit.doc.note_id] = max(best.get(hit.doc.note_id, 0.0), hit.score)
+    top_note = notes[0].score or 1.0
+    top_block = max(best.values(), default=0.0) or 1.0
+    mixed = {h.doc.note_id: h.score / top_note
+             + BLOCK_SHARE * best.get(h.doc.note_id, 0.0) / top_block for h in notes}
+    order = sorted(range(len(notes)), key=lambda n: (-mixed[notes[n].doc.note_id], n))
+    hits = [dataclasses.replace(notes[n], score=notes[rank].score)
+            for rank, n in enumerate(order)]
     return _own_words(parsed, (hits, total))
 
 

@@ -226,8 +226,10 @@ def run_hook(notes: Notes, raw: str) -> str:
     prompt = topic_words(data.prompt)
     if not prompt and not context:
         return ""
+    # no block-route: its two store-wide searches would take a cold hook on a store of a
+    # million tokens past its 150 ms (docs/benchmarks.md, "Fourth round")
     result = notes.suggest(prompt, limit=MAX_NOTES, context=context or None,
-                           session=data.session_id or None)
+                           session=data.session_id or None, by_blocks=False)
     text = hook_text(notes.ladder, notes.counter, result, prompt, context or None,
                      notes.config.hook_evidence)
     return hook_output(text) if text else ""
@@ -245,7 +247,8 @@ def store_key(config: Config) -> str:
     its own (the same store, index and usage log), so both answers are the same."""
     return json.dumps([str(config.notes_dir), str(config.state_dir), config.backend,
                        config.state_headings, config.history_headings, config.max_note_bytes,
-                       config.usage_log, config.usage_queries, config.hook_evidence])
+                       config.usage_log, config.usage_queries, config.hook_evidence,
+                       config.levers])
 
 
 def answer(config: Config, raw: str, asked: bool = False) -> str:

@@ -10,9 +10,10 @@ so that its ablation is reproducible (issue #15 item 4; figures in docs/benchmar
   section's and their note's (and the date signals), instead of the weighted sum of
   normalised scores.
 - ``block-route``: ``suggest`` re-orders its notes by the note's own BM25F score plus half
-  its best paragraph's (each over the best of its kind, the paragraphs from a store-wide
-  search): the session whose one turn holds the message's words together gains on one
-  that holds them scattered.
+  its best block's (each over the best of its kind; the blocks are the paragraphs and the
+  headers of store-wide searches): the session whose one turn holds the message's words
+  together gains on one that holds them scattered. Not in ``recall``'s routing nor the
+  hook's (:func:`memory.retrieval.routing.block_routed_notes`).
 - ``feedback``: pseudo-relevance feedback (RM3-style) for ``suggest``: the words that weigh
   most in the best paragraphs of a first search join the query at a low weight.
 - ``neighbours``: ``recall`` ranks the blocks next to a matching block (one and two blocks
@@ -33,8 +34,8 @@ so that its ablation is reproducible (issue #15 item 4; figures in docs/benchmar
   between the message and each note's best line (:mod:`memory.retrieval.semantic`; the
   optional extra ``notes-memory[semantic]``, on for a store with ``NOTES_SEMANTIC=1``).
 
-:data:`DEFAULT` holds the levers that are on; the bench's ``--levers`` (and
-:func:`parse_levers`) switches them per run.
+:data:`DEFAULT` holds the levers that are on; a store's ``NOTES_LEVERS`` and the bench's
+``--levers`` (both read by :func:`parse_levers`) switch them.
 """
 
 from __future__ import annotations
@@ -68,8 +69,9 @@ class Levers:
 
 
 # on: each helped every visible bench or cost none more than a point (docs/benchmarks.md,
-# "Routing levers: ablations"); semantic helps them too, but needs the optional model
-# (NOTES_SEMANTIC turns it on)
+# "Routing levers: ablations"); block-route helps routing on them too, but its two
+# store-wide searches make suggest about 8 times slower (NOTES_LEVERS=+block-route turns
+# it on), and semantic needs the optional model (NOTES_SEMANTIC turns it on)
 DEFAULT = Levers(neighbours=True, dates=True, names=True, replies=True)
 ALL = Levers(**{n.replace("-", "_"): True for n in NAMES})
 

@@ -88,13 +88,13 @@ class Notes:
     """
 
     def __init__(self, config: Config, notify: Notify = _stderr, front: str = "lib") -> None:
+        levers = store_levers(config.levers, config.semantic)  # a bad one: nothing opened
         self.config = config
         self.front = front
         self.store = Store(config)
         self.counter = TokenCounter(config.state_dir / "tokens.sqlite", report=notify)
         self._guard = _Guard(self.store, config.state_dir / "ledger.sqlite", notify)
         self.index: SearchIndex = make_index(self.store, self.counter, notify, self._observe)
-        levers = store_levers(config.levers, config.semantic)
         self.ladder = Ladder(self.store, self.index, self.counter, levers)
         self.usage = UsageLog.for_config(config, notify) if config.usage_log else None
         self.default_session = config.session or f"{front}-{os.getppid()}"

@@ -378,7 +378,11 @@ def test_the_store_takes_its_levers_from_notes_levers(tmp_path: Path) -> None:
                                              replies=True)
     finally:
         notes.close()
-    assert Notes(load_config(store, env={}), notify=lambda _: None).ladder.levers == DEFAULT
+    plain = Notes(load_config(store, env={}), notify=lambda _: None)
+    try:
+        assert plain.ladder.levers == DEFAULT
+    finally:
+        plain.close()
     with pytest.raises(ConfigError, match=r"NOTES_LEVERS='rm3': unknown lever 'rm3'; levers "
                                           r"are: spread, .*unset NOTES_LEVERS"):
         Notes(load_config(store, env={"NOTES_LEVERS": "rm3"}), notify=lambda _: None)

@@ -6,12 +6,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import NOTES_BIN
+from conftest import NOTES_BIN, ROOT
 from memory import Notes, load_config
 from memory.errors import ConfigError, InvalidArgument
 from memory.fronts import render
@@ -369,7 +370,8 @@ def test_replies_lift_the_answer_to_a_matching_question(tmp_path: Path) -> None:
 
 def test_the_store_takes_its_levers_from_notes_levers(tmp_path: Path) -> None:
     """NOTES_LEVERS sets a store's levers (read once, by load_config); one that does not
-    exist stops every command with an error that names the variable and the levers."""
+    exist stops every command, and the MCP server, with an error that names the variable
+    and the levers."""
     store = offsite_sessions(tmp_path / "notes")
     config = load_config(store, env={"NOTES_LEVERS": "+block-route,-dates"})
     notes = Notes(config, notify=lambda _: None)
@@ -386,12 +388,14 @@ def test_the_store_takes_its_levers_from_notes_levers(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"NOTES_LEVERS='rm3': unknown lever 'rm3'; levers "
                                           r"are: spread, .*unset NOTES_LEVERS"):
         Notes(load_config(store, env={"NOTES_LEVERS": "rm3"}), notify=lambda _: None)
-    done = subprocess.run([str(NOTES_BIN), "--notes", str(store), "suggest", "offsite"],
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "NOTES_LEVERS": "rm3"})
-    assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr.startswith("Error: NOTES_LEVERS='rm3': unknown lever 'rm3'")
-    assert "Traceback" not in done.stderr
+    env = {**os.environ, "NOTES_LEVERS": "rm3"}
+    for command in ([str(NOTES_BIN), "--notes", str(store), "suggest", "offsite"],
+                    [sys.executable, str(ROOT / "mcp_server.py"), "--notes", str(store)]):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env,
+                              stdin=subprocess.DEVNULL)
+        assert done.returncode == 1 and done.stdout == "", command
+        assert "Error: NOTES_LEVERS='rm3': unknown lever 'rm3'" in done.stderr
+        assert "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(("query", "first"), [

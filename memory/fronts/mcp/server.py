@@ -415,10 +415,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         http = None if args.http is None else http_settings(
             config, args.http, args.host, args.allow_host or (), args.token_file,
             args.max_sessions, args.session_idle)
-    except NotesError as exc:
+        serve(config, args.read_only, http, hook_socket=not args.no_hook_socket)
+    except NotesError as exc:  # a setting the store itself rejects (NOTES_LEVERS, an extra)
         print(f"Error: {exc}", file=sys.stderr)
         return 1
-    serve(config, args.read_only, http, hook_socket=not args.no_hook_socket)
     return 0
 
 

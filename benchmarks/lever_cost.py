@@ -3,7 +3,7 @@ with the levers given, interleaved (default, levers, default, levers) so that a 
 machine's speed falls on both; median and p95 of each, and their ratio (issue #15, the fourth
 round in docs/benchmarks.md).
 
-Usage: .venv/bin/python benchmarks/lever_cost.py NOTES_DIR QUERIES.jsonl [--levers +block-route]
+Usage: .venv/bin/python -m benchmarks.lever_cost NOTES_DIR QUERIES.jsonl [--levers +block-route]
        [--backend whoosh|tantivy] [--rounds 2]
 
 QUERIES.jsonl holds one ``{"question": …}`` a line (``notes bench perf --generate-only``
@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
+from benchmarks.perf.measure import percentiles, timed
 from memory.api import Notes
 from memory.bench.reader import bench_config
 from memory.retrieval.levers import DEFAULT, Levers, parse_levers
@@ -28,20 +27,11 @@ WARM = 20
 
 
 def timed_pass(notes: Notes, levers: Levers, questions: list[str]) -> list[float]:
-    """Milliseconds of each ``suggest`` (5 notes) with ``levers``, after a warm-up."""
+    """Seconds of each ``suggest`` (5 notes) with ``levers``, after a warm-up."""
     notes.ladder.levers = levers
     for question in questions[:WARM]:
         notes.ladder.suggest(question, 5)
-    times = []
-    for question in questions:
-        started = time.perf_counter()
-        notes.ladder.suggest(question, 5)
-        times.append((time.perf_counter() - started) * 1000)
-    return times
-
-
-def p95(values: list[float]) -> float:
-    return sorted(values)[int(len(values) * 0.95)]
+    return [timed(lambda q=question: notes.ladder.suggest(q, 5)) for question in questions]
 
 
 def main() -> None:
@@ -65,12 +55,13 @@ def main() -> None:
             times[args.levers] += timed_pass(notes, chosen, questions)
     finally:
         notes.close()
-    for label, values in times.items():
-        print(f"{label}: {len(values)} suggests, median {statistics.median(values):.1f} ms, "
-              f"p95 {p95(values):.1f} ms")
-    base, other = times["default"], times[args.levers]
-    ratio = statistics.median(other) / statistics.median(base)
-    print(f"{args.levers} / default: median × {ratio:.2f}, p95 × {p95(other) / p95(base):.2f}")
+    figures = {label: percentiles(values) for label, values in times.items()}
+    for label, got in figures.items():
+        print(f"{label}: {got['n']} suggests, median {got['p50_ms']:.1f} ms, "
+              f"p95 {got['p95_ms']:.1f} ms")
+    base, other = figures["default"], figures[args.levers]
+    print(f"{args.levers} / default: median × {other['p50_ms'] / base['p50_ms']:.2f}, "
+          f"p95 × {other['p95_ms'] / base['p95_ms']:.2f}")
 
 
 if __name__ == "__main__":

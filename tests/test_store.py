@@ -55,6 +55,24 @@ def test_unknown_note_names_the_closest(notes: Notes) -> None:
     assert "howto/deploy-production" in str(info.value)
 
 
+def test_a_note_is_parsed_again_only_when_its_bytes_change(notes: Notes) -> None:
+    """The store keeps the notes it parsed by their bytes' hash (recall reads dozens a
+    call): an unchanged file is not parsed twice, and a careless editor's rewrite with the
+    same size and the old time stamps is still read anew."""
+    path = notes.store.path_for("infra/redis")
+    first = notes.store.load("infra/redis")
+    assert notes.store.load("infra/redis") is first
+    before = path.stat()
+    text = path.read_text(encoding="utf-8")
+    changed = text.replace("Redis", "Xedis", 1)
+    assert changed != text and len(changed.encode()) == before.st_size
+    path.write_text(changed, encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    again = notes.store.load("infra/redis")
+    assert again is not first and again.note.text == changed and again.digest != first.digest
+    assert notes.section_map("infra/redis").title == again.note.title
+
+
 def test_writes_are_atomic_and_leave_no_temp_files(notes: Notes) -> None:
     notes.create_note("scratch/atomic", "Atomic", ["t"])
     for i in range(5):

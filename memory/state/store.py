@@ -15,7 +15,9 @@ import fcntl
 import hashlib
 import os
 import re
+import threading
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +44,7 @@ _COMPONENT = re.compile(r"^[\w][\w\-. ]*$")
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)),
              *(f"lpt{i}" for i in range(10))}
 _BINARY_SNIFF = 8192
+PARSED_NOTES = 256  # parsed notes a store keeps, by their bytes' hash (recall reads dozens)
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ class Store:
         self.root = config.notes_dir
         self._real_root = Path(os.path.realpath(self.root))
         self._state = Path(os.path.realpath(config.state_dir))  # never taken for notes
+        self._parsed: OrderedDict[tuple[str, str, int, str], LoadedNote] = OrderedDict()
+        self._parsed_lock = threading.Lock()
 
     # -- ids and paths ---------------------------------------------------------------
     def path_for(self, note_id: str) -> Path:
@@ -156,10 +161,27 @@ class Store:
         return self.load_bytes(note_id, path, raw, path.stat().st_size)
 
     def load_bytes(self, note_id: str, path: Path, raw: bytes, size: int) -> LoadedNote:
+        """The note parsed from ``raw``; the same bytes parsed a moment ago are not parsed
+        again (the last ``PARSED_NOTES`` notes are kept by their hash, so an edited file,
+        whatever its time stamps say, is always parsed anew)."""
+        digest = hashlib.sha256(raw).hexdigest()
+        key = (note_id, str(path), size, digest)
+        with self._parsed_lock:
+            if key in self._parsed:
+                self._parsed.move_to_end(key)
+                return self._parsed[key]
+        loaded = self._parse(note_id, path, raw, size, digest)
+        with self._parsed_lock:
+            self._parsed[key] = loaded
+            while len(self._parsed) > PARSED_NOTES:
+                self._parsed.popitem(last=False)
+        return loaded
+
+    def _parse(self, note_id: str, path: Path, raw: bytes, size: int,
+               digest: str) -> LoadedNote:
         from memory.model.front_matter import Problem  # here: a search reads no note
         from memory.model.note import parse_note
 
-        digest = hashlib.sha256(raw).hexdigest()
         problems: list[Problem] = []
         if size > self.config.max_note_bytes:
             problems.append(Problem(1, "too-large", f"file is {size:,} bytes, over the limit "

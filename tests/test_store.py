@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from conftest import worker_processes
 from memory import InvalidArgument, InvalidNoteId, NoteNotFound, Notes, load_config
 from memory.model.note import parse_note
+from memory.state import store as store_module
 from memory.state.store import validate_note_id
 
 HOSTILE_IDS = [
@@ -71,6 +72,22 @@ def test_a_note_is_parsed_again_only_when_its_bytes_change(notes: Notes) -> None
     again = notes.store.load("infra/redis")
     assert again is not first and again.note.text == changed and again.digest != first.digest
     assert notes.section_map("infra/redis").title == again.note.title
+
+
+def test_the_parsed_notes_kept_are_bounded_in_bytes(notes: Notes,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store of huge notes must not keep hundreds of them parsed in a long-running
+    server: past PARSED_BYTES the oldest go, and a note bigger than that is never kept."""
+    monkeypatch.setattr(store_module, "PARSED_BYTES", 6_000)
+    store = notes.store
+    sizes = {n: store.path_for(n).stat().st_size for n in store.note_ids()}
+    small = [n for n, size in sizes.items() if size < 3_000][:3]
+    big = next(n for n, size in sizes.items() if size > 6_000)
+    loaded = {n: store.load(n) for n in small}
+    assert sum(sizes[n] for n in small) > 6_000  # the three do not fit together
+    assert store.load(small[-1]) is loaded[small[-1]]  # the latest is kept
+    assert store.load(small[0]) is not loaded[small[0]]  # the oldest went
+    assert store.load(big) is not store.load(big)  # too big to keep
 
 
 def test_writes_are_atomic_and_leave_no_temp_files(notes: Notes) -> None:

@@ -45,6 +45,7 @@ _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)),
              *(f"lpt{i}" for i in range(10))}
 _BINARY_SNIFF = 8192
 PARSED_NOTES = 256  # parsed notes a store keeps, by their bytes' hash (recall reads dozens)
+PARSED_BYTES = 16_000_000  # ... and the most bytes of note text it keeps parsed
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,8 @@ class Store:
         self.root = config.notes_dir
         self._real_root = Path(os.path.realpath(self.root))
         self._state = Path(os.path.realpath(config.state_dir))  # never taken for notes
-        self._parsed: OrderedDict[tuple[str, str, int, str], LoadedNote] = OrderedDict()
+        self._parsed: OrderedDict[tuple[str, str, int, int, str], LoadedNote] = OrderedDict()
+        self._parsed_bytes = 0  # the kept notes' bytes, bounded by PARSED_BYTES
         self._parsed_lock = threading.Lock()
 
     # -- ids and paths ---------------------------------------------------------------
@@ -162,19 +164,24 @@ class Store:
 
     def load_bytes(self, note_id: str, path: Path, raw: bytes, size: int) -> LoadedNote:
         """The note parsed from ``raw``; the same bytes parsed a moment ago are not parsed
-        again (the last ``PARSED_NOTES`` notes are kept by their hash, so an edited file,
-        whatever its time stamps say, is always parsed anew)."""
+        again (the last ``PARSED_NOTES`` notes, ``PARSED_BYTES`` at most, are kept by their
+        hash, so an edited file, whatever its time stamps say, is always parsed anew)."""
         digest = hashlib.sha256(raw).hexdigest()
-        key = (note_id, str(path), size, digest)
+        key = (note_id, str(path), size, len(raw), digest)  # size: the too-large problem
         with self._parsed_lock:
             if key in self._parsed:
                 self._parsed.move_to_end(key)
                 return self._parsed[key]
         loaded = self._parse(note_id, path, raw, size, digest)
+        if len(raw) > PARSED_BYTES:
+            return loaded
         with self._parsed_lock:
-            self._parsed[key] = loaded
-            while len(self._parsed) > PARSED_NOTES:
-                self._parsed.popitem(last=False)
+            if key not in self._parsed:
+                self._parsed[key] = loaded
+                self._parsed_bytes += len(raw)
+            while len(self._parsed) > PARSED_NOTES or self._parsed_bytes > PARSED_BYTES:
+                old_key, _ = self._parsed.popitem(last=False)
+                self._parsed_bytes -= old_key[3]
         return loaded
 
     def _parse(self, note_id: str, path: Path, raw: bytes, size: int,

@@ -18,7 +18,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from benchmarks.perf.measure import percentiles, timed
+from benchmarks.perf.measure import percentiles, warm_then_time
 from memory.api import Notes
 from memory.bench.reader import bench_config
 from memory.retrieval.levers import DEFAULT, Levers, parse_levers
@@ -29,9 +29,7 @@ WARM = 20
 def timed_pass(notes: Notes, levers: Levers, questions: list[str]) -> list[float]:
     """Seconds of each ``suggest`` (5 notes) with ``levers``, after a warm-up."""
     notes.ladder.levers = levers
-    for question in questions[:WARM]:
-        notes.ladder.suggest(question, 5)
-    return [timed(lambda q=question: notes.ladder.suggest(q, 5)) for question in questions]
+    return warm_then_time(lambda q: notes.ladder.suggest(q, 5), questions, WARM)
 
 
 def main() -> None:

@@ -36,6 +36,8 @@ import re
 import shutil
 import tempfile
 from collections import Counter
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -211,22 +213,35 @@ def probe_e5(bench: Path) -> None:
               f"{first}/{len(rows)} = {first / max(1, len(rows)):.1%}")
 
 
-def probe_bm25(bench: Path) -> None:
-    note_fields = [*KIND_FIELDS["note"], STEM_FIELD["note"]]
+def first_rates_weighted(bench: Path, settings: list[tuple[str, Callable[[], Any]]]) -> None:
+    """Gold-first rate of ``bench`` under each (label, weighting factory), the index's own
+    weighting restored after (the index is built anew by each run)."""
     original = whoosh_index.weighting
     try:
-        for b in (0.75, 0.6, 0.5, 0.4, 0.3):
-            fields = {f"{f}_B": b for f in note_fields}
-            whoosh_index.weighting = lambda fields=fields: KindBM25F(B=0.75, K1=1.2, **fields)
-            print(f"bm25: note fields B={b}: {first_rate(ranked(bench))}")
+        for label, factory in settings:
+            whoosh_index.weighting = factory
+            print(f"{label}: {first_rate(ranked(bench))}", flush=True)
     finally:
         whoosh_index.weighting = original
+
+
+def probe_bm25(bench: Path) -> None:
+    note_fields = [*KIND_FIELDS["note"], STEM_FIELD["note"]]
+
+    def note_b(b: float) -> Callable[[], Any]:
+        fields = {f"{f}_B": b for f in note_fields}
+        return lambda: KindBM25F(B=0.75, K1=1.2, **fields)
+
+    first_rates_weighted(bench, [(f"bm25: note fields B={b}", note_b(b))
+                                 for b in (0.75, 0.6, 0.5, 0.4, 0.3)])
 
 
 class NoteK1(KindBM25F):  # type: ignore[misc]
     """KindBM25F with its own saturation ``K1`` for the note fields (1.2 everywhere else)."""
 
-    note_k1 = 1.2
+    def __init__(self, note_k1: float) -> None:
+        super().__init__(B=0.75, K1=1.2)
+        self.note_k1 = note_k1
 
     def scorer(self, searcher: Any, fieldname: str, text: bytes, qf: int = 1) -> Any:
         scorer = super().scorer(searcher, fieldname, text, qf)
@@ -239,14 +254,8 @@ def probe_k1(bench: Path) -> None:
     """The note fields' term-frequency saturation: a low ``K1`` counts a word's first
     occurrence and little more, so a note holding more of the question's words gains on one
     that holds one word many times."""
-    original = whoosh_index.weighting
-    try:
-        for k1 in (1.2, 0.6, 2.0, 3.0):
-            NoteK1.note_k1 = k1
-            whoosh_index.weighting = lambda: NoteK1(B=0.75, K1=1.2)
-            print(f"k1: note fields K1={k1}: {first_rate(ranked(bench))}", flush=True)
-    finally:
-        whoosh_index.weighting = original
+    first_rates_weighted(bench, [(f"k1: note fields K1={k1}", partial(NoteK1, k1))
+                                 for k1 in (1.2, 0.6, 2.0, 3.0)])
 
 
 def probe_blocks(bench: Path) -> None:

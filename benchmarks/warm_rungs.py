@@ -18,17 +18,11 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.perf.measure import percentiles, timed
+from benchmarks.perf.measure import percentiles, warm_then_time
 from memory.api import Notes
 from memory.bench.reader import bench_config
 
 WARM = 15
-
-
-def timed_rung(call: Callable[[str], object], questions: list[str]) -> list[float]:
-    for question in questions[:WARM]:
-        call(question)
-    return [timed(lambda q=question: call(q)) for question in questions]
 
 
 def main() -> None:
@@ -50,7 +44,7 @@ def main() -> None:
             "section_map": lambda q: first[q] and notes.section_map(first[q], q),
         }
         for name, call in rungs.items():
-            got = percentiles(timed_rung(call, questions))
+            got = percentiles(warm_then_time(call, questions, WARM))
             print(f"{name}: {got['n']} calls, median {got['p50_ms']:.1f} ms, "
                   f"p95 {got['p95_ms']:.1f} ms", flush=True)
     finally:

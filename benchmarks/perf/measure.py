@@ -18,6 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,14 @@ def timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
+
+
+def warm_then_time(call: Callable[[str], object], questions: list[str],
+                   warm: int) -> list[float]:
+    """Seconds of ``call`` on each question, after ``warm`` untimed calls on the first ones."""
+    for question in questions[:warm]:
+        call(question)
+    return [timed(partial(call, question)) for question in questions]
 
 
 def percentiles(seconds: list[float]) -> Figures:

@@ -3,7 +3,8 @@ first with extra index keys, a semantic layer trained on the store, or other BM2
 constants for notes, or an embedding model (issue #15 item 4; results in
 docs/benchmarks.md, "Third round").
 
-Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe keys|lsa|bm25|k1|e5|blocks|all]
+Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe NAME] (NAME: keys, lsa, bm25,
+k1, e5, blocks, coverage or all)
 
 - ``keys``: each note of a copy of the bench gets extra keys in its front matter's
   ``aliases`` (indexed in the note's ``keywords`` field, boost 1.5): ``names`` (the words
@@ -22,6 +23,8 @@ Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe keys|lsa|bm2
   by their normalised BM25F score plus ``weight`` times that similarity.
 - ``blocks``: the block-route lever's share of the best block (:mod:`memory.retrieval.routing`,
   0.5 by default) at 0, 0.25, 0.5, 0.75 and 1.
+- ``coverage``: the coverage lever's share of the best line's coverage
+  (:mod:`memory.retrieval.coverage`, 0.75 by default) at 0, 0.25, 0.5, 0.75 and 1.
 
 Only the questions with one gold note count, as in the bench's routing figure. numpy is
 needed for ``lsa`` (the ``dev`` extra has it, through matplotlib).
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import memory.index.whoosh.index as whoosh_index
+import memory.retrieval.coverage as line_coverage
 import memory.retrieval.routing as routing
 from memory.api import Notes
 from memory.bench.policies import question_day
@@ -271,14 +275,28 @@ def probe_blocks(bench: Path) -> None:
         routing.BLOCK_SHARE = original
 
 
+def probe_coverage(bench: Path) -> None:
+    """The coverage lever's share (0.75 in the lever), on the default levers: 0 is BM25F's
+    order."""
+    original = line_coverage.SHARE
+    levers = dataclasses.replace(DEFAULT, coverage=True)
+    try:
+        for share in (0.0, 0.25, 0.5, 0.75, 1.0):
+            line_coverage.SHARE = share
+            print(f"coverage: share {share}: {first_rate(ranked(bench, levers))}", flush=True)
+    finally:
+        line_coverage.SHARE = original
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("bench", type=Path)
     parser.add_argument("--probe", choices=("keys", "lsa", "bm25", "k1", "e5", "blocks",
-                                             "all"), default="all")
+                                             "coverage", "all"), default="all")
     args = parser.parse_args()
     for name, probe in (("keys", probe_keys), ("lsa", probe_lsa), ("bm25", probe_bm25),
-                        ("k1", probe_k1), ("e5", probe_e5), ("blocks", probe_blocks)):
+                        ("k1", probe_k1), ("e5", probe_e5), ("blocks", probe_blocks),
+                        ("coverage", probe_coverage)):
         if args.probe in (name, "all"):
             probe(args.bench)
 

@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
+import memory.retrieval.coverage as coverage_module
 from conftest import NOTES_BIN, ROOT
 from memory import Notes, load_config
 from memory.errors import ConfigError, InvalidArgument
 from memory.fronts import render
 from memory.index import parse_query
 from memory.retrieval import semantic
+from memory.retrieval.coverage import LineCoverage
 from memory.retrieval.levers import ALL, DEFAULT, Levers, parse_levers
 from memory.retrieval.recall import RRF_K, Gathered, gather
 from memory.retrieval.routing import with_feedback
@@ -71,7 +73,7 @@ def test_parse_levers() -> None:
         assert parse_levers("all") == ALL
         assert parse_levers("all").on() == ("spread", "fusion", "block-route", "feedback",
                                             "neighbours", "dates", "names", "replies",
-                                            "semantic")
+                                            "coverage", "semantic")
     else:
         with pytest.raises(ConfigError, match="notes-memory"):
             parse_levers("all")
@@ -412,5 +414,90 @@ def test_block_route_keeps_a_note_reached_by_its_names(store_dir: Path, query: s
     try:
         assert notes.ladder.levers.block_route
         assert notes.suggest(query, 3).hits[0].note == first
+    finally:
+        notes.close()
+
+
+def test_coverage_puts_first_the_note_whose_one_line_holds_the_words(tmp_path: Path
+                                                                   ) -> None:
+    """With coverage the note whose one line holds both words comes first, with no search
+    of its own: the notes keep BM25F's scores in the new order; recall's routing and the
+    hook's leave the lever out. A message with no words of its own keeps BM25F's order."""
+    notes = Notes(load_config(offsite_sessions(tmp_path / "notes")), notify=lambda _: None)
+    try:
+        notes.ladder.levers = Levers()
+        plain = [(h.note, h.score) for h in notes.ladder.suggest("offsite budget", 3).hits]
+        notes.ladder.levers = Levers(coverage=True)
+        covered = [(h.note, h.score) for h in notes.ladder.suggest("offsite budget", 3).hits]
+        for_recall = [h.note for h in notes.ladder.suggest("offsite budget", 3,
+                                                           by_blocks=False).hits]
+        vague = [h.note for h in notes.ladder.suggest("what then", 3,
+                                                      context="offsite budget").hits]
+    finally:
+        notes.close()
+    assert [n for n, _ in plain] == ["work/scattered", "work/together"]
+    assert [n for n, _ in covered] == ["work/together", "work/scattered"]
+    assert [s for _, s in covered] == [s for _, s in plain]
+    assert for_recall == ["work/scattered", "work/together"]
+    assert vague == ["work/scattered", "work/together"]
+
+
+def test_coverage_reads_a_note_again_when_it_changes(tmp_path: Path) -> None:
+    """The line terms are kept by the note's content: an edit that splits the one line
+    holding both words gives the order back to BM25F on the next call."""
+    root = offsite_sessions(tmp_path / "notes")
+    notes = Notes(dataclasses.replace(load_config(root), levers="+coverage"),
+                  notify=lambda _: None)
+    try:
+        assert notes.suggest("offsite budget", 3).hits[0].note == "work/together"
+        path = root / "work/together.md"
+        path.write_text(path.read_text(encoding="utf-8").replace(
+            "we cut the offsite budget in half", "we cut the offsite\n- Cy: budget in half"),
+            encoding="utf-8")
+        assert notes.suggest("offsite budget", 3).hits[0].note == "work/scattered"
+    finally:
+        notes.close()
+
+
+@pytest.mark.parametrize(("query", "first"), [
+    ("cómo despliego a producción", "howto/deploy-production"),  # the README's first command
+    ("rotate the database secrets", "howto/rotate-secrets"),  # issue #15's example
+    ("how does the Verifactu hash chaining work?", "product/verifactu"),  # named, Spanish
+])
+def test_coverage_keeps_a_note_reached_by_its_names(store_dir: Path, query: str,
+                                                    first: str) -> None:
+    """A note whose lines are in another language than the message keeps the place its
+    names give it: each line is read under the note's title and front matter, and a note
+    the message names covers the message."""
+    config = dataclasses.replace(load_config(store_dir), levers="+coverage")
+    notes = Notes(config, notify=lambda _: None)
+    try:
+        assert notes.ladder.levers.coverage
+        assert notes.suggest(query, 3).hits[0].note == first
+    finally:
+        notes.close()
+
+
+def test_coverage_keeps_line_terms_bounded_in_characters(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """A long-running server must not keep every big note's line terms: past KEPT_CHARS
+    the oldest go, and a note bigger than that is never kept."""
+    big = session("Session 4", "2024-04-01", [f"Cy: line {i} of a long talk." for i in range(60)])
+    notes = Notes(load_config(offsite_sessions(tmp_path / "notes", {"work/big": big})),
+                  notify=lambda _: None)
+    try:
+        sizes = {n: len(notes.ladder.load(n).note.text) for n in
+                 ("work/scattered", "work/together", "work/other", "work/big")}
+        small = sizes["work/scattered"] + sizes["work/together"]
+        assert sizes["work/big"] > small + sizes["work/other"]
+        monkeypatch.setattr(coverage_module, "KEPT_CHARS", small + sizes["work/other"] - 1)
+        kept = LineCoverage()
+        first = {n: kept.line_terms(notes.ladder, n)
+                 for n in ("work/scattered", "work/together", "work/other")}
+        assert kept.line_terms(notes.ladder, "work/other") is first["work/other"]  # latest kept
+        assert kept.line_terms(notes.ladder, "work/scattered") is not first["work/scattered"]
+        once = kept.line_terms(notes.ladder, "work/big")
+        assert once.where and kept.line_terms(notes.ladder, "work/big") is not once  # too big
     finally:
         notes.close()

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from memory.model.note import Section
+    from memory.retrieval.coverage import LineCoverage
     from memory.retrieval.recall import Recalled
     from memory.retrieval.section_scores import Evidence
     from memory.retrieval.semantic import SemanticRouter
@@ -137,6 +138,7 @@ class Ladder:
         # folder that several benches share (content-addressed, never pruned)
         self._vectors = vectors
         self._router: SemanticRouter | None = None
+        self._coverage: LineCoverage | None = None  # the coverage lever's line terms
 
     def freshen(self) -> None:
         """Bring the index up to date before a search. When it cannot be written (a full
@@ -164,9 +166,9 @@ class Ladder:
         reading, 1.0 for the latest) lifts those notes by a share of the best score. With
         the dates lever on, the message's time expressions (resolved at ``today``) lift
         the notes written then (:func:`memory.retrieval.routing.with_dates`).
-        ``by_blocks=False`` leaves out the block-route lever: ``recall`` scores every block
-        itself (a note's best block would count twice), and the hook has no time for its
-        two store-wide searches."""
+        ``by_blocks=False`` leaves out the block-route and coverage levers: ``recall``
+        scores every block itself (a note's best block would count twice), and the hook has
+        no time for block-route's two store-wide searches nor for reading its candidates."""
         check_limit(limit)
         parsed = parse_query(query, context)
         self.freshen()
@@ -174,6 +176,10 @@ class Ladder:
         pool = limit + len(prior or {})
         if ranges:
             pool = max(pool, DATE_NOTES)
+        if self.levers.coverage and by_blocks:
+            from memory.retrieval.coverage import POOL as COVERAGE_POOL
+
+            pool = max(pool, COVERAGE_POOL)
         if self.levers.semantic:
             from memory.retrieval.semantic import POOL as SEMANTIC_POOL
 
@@ -188,6 +194,8 @@ class Ladder:
                                        limit), found.total
         ranked = with_prior(with_dates(self, parsed, hits, ranges),
                             prior or {}, len(parsed.words), self._note_fields)
+        if self.levers.coverage and by_blocks:
+            ranked = self.line_coverage().rerank(self, parsed, ranked)
         if self.levers.semantic:
             ranked = self.router().rerank(query, ranked)
         total += len(ranked) - len(hits)  # notes the prior added count among the candidates
@@ -214,6 +222,14 @@ class Ladder:
             self._router = SemanticRouter(self.store, folder, self.index.notify,
                                           prune=self._vectors is None)
         return self._router
+
+    def line_coverage(self) -> LineCoverage:
+        """The coverage lever's re-rank, with the line terms it keeps, made on first use."""
+        if self._coverage is None:
+            from memory.retrieval.coverage import LineCoverage
+
+            self._coverage = LineCoverage()
+        return self._coverage
 
     # -- what the rungs read (recall and the bench read through these too) -----------------
     def search(self, parsed: ParsedQuery, kind: PartKind, limit: int | None,

@@ -30,6 +30,10 @@ so that its ablation is reproducible (issue #15 item 4; figures in docs/benchmar
   (a question mark near its end) with 0.9 of that block's score (``neighbours`` alone gives
   it half): in a dialogue the turn after a question is its answer, and it rarely repeats the
   question's words ("How long have you been doing yoga?" / "Three years now").
+- ``coverage``: ``suggest`` re-ranks its 10 best notes by their BM25F score plus 0.75 times
+  the share of the message's words that the note's best single line holds
+  (:mod:`memory.retrieval.coverage`): ``block-route``'s idea read from the candidates' own
+  lines, with no search. Not in ``recall``'s routing nor the hook's.
 - ``semantic``: ``suggest`` re-ranks its 50 best notes with an embedding model's cosine
   between the message and each note's best line (:mod:`memory.retrieval.semantic`; the
   optional extra ``notes-memory[semantic]``, on for a store with ``NOTES_SEMANTIC=1``).
@@ -46,7 +50,7 @@ from dataclasses import dataclass
 from memory.errors import ConfigError, InvalidArgument
 
 NAMES = ("spread", "fusion", "block-route", "feedback", "neighbours", "dates", "names",
-         "replies", "semantic")
+         "replies", "coverage", "semantic")
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class Levers:
     dates: bool = False
     names: bool = False
     replies: bool = False
+    coverage: bool = False
     semantic: bool = False
 
     def on(self) -> tuple[str, ...]:

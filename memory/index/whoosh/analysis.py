@@ -14,6 +14,7 @@ stop list and accent table), which is what lets a query's words be made without 
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -67,3 +68,22 @@ def stem_term(word: str, exact: str) -> str:
     """A query word's stemmed term (its exact term when stemming leaves nothing)."""
     stem = terms(word, stem_analyzer())
     return stem[0] if stem else exact
+
+
+_WORD = re.compile(WORD_PATTERN)
+
+
+@lru_cache(maxsize=65536)
+def _stem_word(word: str) -> str | None:
+    """One token's stemmed term (the analyzer on the token alone: the tokenizer matches it
+    whole, so the term is the one it has in any text); none for a stop word."""
+    stem = terms(word, stem_analyzer())
+    return stem[0] if stem else None
+
+
+def stem_terms(text: str) -> frozenset[str]:
+    """The distinct stemmed terms of a text, as ``terms(text, stem_analyzer())`` gives them,
+    with each distinct word stemmed once (kept for the next text): several times faster on
+    a note's lines, whose words repeat."""
+    found = {_stem_word(word) for word in _WORD.findall(text)}
+    return frozenset(term for term in found if term is not None)

@@ -262,30 +262,28 @@ def probe_k1(bench: Path) -> None:
                                  for k1 in (1.2, 0.6, 2.0, 3.0)])
 
 
-def probe_blocks(bench: Path) -> None:
-    """The block-route lever's share (0.5 in the lever), on the default levers: 0 is BM25F's
-    order."""
-    original = routing.BLOCK_SHARE
-    levers = dataclasses.replace(DEFAULT, block_route=True)
+def share_rates(bench: Path, label: str, module: Any, name: str, levers: Levers) -> None:
+    """Gold-first rate of ``bench`` with ``levers`` and the lever's share ``module.name`` at
+    0 (BM25F's order), 0.25, 0.5, 0.75 and 1; the share restored after."""
+    original = getattr(module, name)
     try:
         for share in (0.0, 0.25, 0.5, 0.75, 1.0):
-            routing.BLOCK_SHARE = share
-            print(f"blocks: share {share}: {first_rate(ranked(bench, levers))}", flush=True)
+            setattr(module, name, share)
+            print(f"{label}: share {share}: {first_rate(ranked(bench, levers))}", flush=True)
     finally:
-        routing.BLOCK_SHARE = original
+        setattr(module, name, original)
+
+
+def probe_blocks(bench: Path) -> None:
+    """The block-route lever's share (0.5 in the lever), on the default levers."""
+    share_rates(bench, "blocks", routing, "BLOCK_SHARE",
+                dataclasses.replace(DEFAULT, block_route=True))
 
 
 def probe_coverage(bench: Path) -> None:
-    """The coverage lever's share (0.75 in the lever), on the default levers: 0 is BM25F's
-    order."""
-    original = line_coverage.SHARE
-    levers = dataclasses.replace(DEFAULT, coverage=True)
-    try:
-        for share in (0.0, 0.25, 0.5, 0.75, 1.0):
-            line_coverage.SHARE = share
-            print(f"coverage: share {share}: {first_rate(ranked(bench, levers))}", flush=True)
-    finally:
-        line_coverage.SHARE = original
+    """The coverage lever's share (0.75 in the lever), on the default levers."""
+    share_rates(bench, "coverage", line_coverage, "SHARE",
+                dataclasses.replace(DEFAULT, coverage=True))
 
 
 def main() -> None:

@@ -143,16 +143,19 @@ def offsite_sessions(root: Path, more: dict[str, str] | None = None) -> Path:
         "work/other": session("Session 3", "2024-03-01", ["Cy: the review is done."])})
 
 
-def test_block_route_puts_first_the_note_whose_one_line_holds_the_words(tmp_path: Path
-                                                                      ) -> None:
-    """With block-route the note whose best paragraph holds both words comes first, and
-    the notes keep BM25F's scores in the new order (the best note keeps the best score);
-    recall's routing leaves the lever out (it scores every block itself)."""
+@pytest.mark.parametrize("lever", [Levers(block_route=True), Levers(coverage=True)],
+                         ids=["block-route", "coverage"])
+def test_a_lever_puts_first_the_note_whose_one_line_holds_the_words(tmp_path: Path,
+                                                                    lever: Levers) -> None:
+    """With block-route (by its best paragraph) or coverage (by its best line, with no
+    search of its own) the note whose one line holds both words comes first, and the notes
+    keep BM25F's scores in the new order (the best note keeps the best score); recall's
+    routing, and the hook's, leave the levers out."""
     notes = Notes(load_config(offsite_sessions(tmp_path / "notes")), notify=lambda _: None)
     try:
         notes.ladder.levers = Levers()
         plain = [(h.note, h.score) for h in notes.ladder.suggest("offsite budget", 3).hits]
-        notes.ladder.levers = Levers(block_route=True)
+        notes.ladder.levers = lever
         routed = [(h.note, h.score) for h in notes.ladder.suggest("offsite budget", 3).hits]
         for_recall = [h.note for h in notes.ladder.suggest("offsite budget", 3,
                                                            by_blocks=False).hits]
@@ -400,45 +403,16 @@ def test_the_store_takes_its_levers_from_notes_levers(tmp_path: Path) -> None:
         assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize(("query", "first"), [
-    ("cómo despliego a producción", "howto/deploy-production"),  # the README's first command
-    ("rotate the database secrets", "howto/rotate-secrets"),  # issue #15's example
-])
-def test_block_route_keeps_a_note_reached_by_its_names(store_dir: Path, query: str,
-                                                       first: str) -> None:
-    """The example store writes some notes in Spanish under English names and aliases; a
-    note the message reaches through them has no paragraph in the message's language, and
-    its header counts as its block: it stays first with block-route."""
-    config = dataclasses.replace(load_config(store_dir), levers="+block-route")
-    notes = Notes(config, notify=lambda _: None)
-    try:
-        assert notes.ladder.levers.block_route
-        assert notes.suggest(query, 3).hits[0].note == first
-    finally:
-        notes.close()
-
-
-def test_coverage_puts_first_the_note_whose_one_line_holds_the_words(tmp_path: Path
-                                                                   ) -> None:
-    """With coverage the note whose one line holds both words comes first, with no search
-    of its own: the notes keep BM25F's scores in the new order; recall's routing and the
-    hook's leave the lever out. A message with no words of its own keeps BM25F's order."""
+def test_coverage_leaves_a_message_with_no_words_of_its_own_in_bm25f_order(tmp_path: Path
+                                                                          ) -> None:
+    """A vague message whose words are all the conversation's keeps BM25F's order."""
     notes = Notes(load_config(offsite_sessions(tmp_path / "notes")), notify=lambda _: None)
     try:
-        notes.ladder.levers = Levers()
-        plain = [(h.note, h.score) for h in notes.ladder.suggest("offsite budget", 3).hits]
         notes.ladder.levers = Levers(coverage=True)
-        covered = [(h.note, h.score) for h in notes.ladder.suggest("offsite budget", 3).hits]
-        for_recall = [h.note for h in notes.ladder.suggest("offsite budget", 3,
-                                                           by_blocks=False).hits]
         vague = [h.note for h in notes.ladder.suggest("what then", 3,
                                                       context="offsite budget").hits]
     finally:
         notes.close()
-    assert [n for n, _ in plain] == ["work/scattered", "work/together"]
-    assert [n for n, _ in covered] == ["work/together", "work/scattered"]
-    assert [s for _, s in covered] == [s for _, s in plain]
-    assert for_recall == ["work/scattered", "work/together"]
     assert vague == ["work/scattered", "work/together"]
 
 
@@ -459,20 +433,26 @@ def test_coverage_reads_a_note_again_when_it_changes(tmp_path: Path) -> None:
         notes.close()
 
 
-@pytest.mark.parametrize(("query", "first"), [
-    ("cómo despliego a producción", "howto/deploy-production"),  # the README's first command
-    ("rotate the database secrets", "howto/rotate-secrets"),  # issue #15's example
-    ("how does the Verifactu hash chaining work?", "product/verifactu"),  # named, Spanish
+NAMED = [("cómo despliego a producción", "howto/deploy-production"),  # the README's command
+         ("rotate the database secrets", "howto/rotate-secrets")]  # issue #15's example
+
+
+@pytest.mark.parametrize(("lever", "query", "first"), [
+    *[("block-route", q, f) for q, f in NAMED],
+    *[("coverage", q, f) for q, f in NAMED],
+    ("coverage", "how does the Verifactu hash chaining work?", "product/verifactu"),
 ])
-def test_coverage_keeps_a_note_reached_by_its_names(store_dir: Path, query: str,
-                                                    first: str) -> None:
-    """A note whose lines are in another language than the message keeps the place its
-    names give it: each line is read under the note's title and front matter, and a note
-    the message names covers the message."""
-    config = dataclasses.replace(load_config(store_dir), levers="+coverage")
+def test_a_lever_keeps_a_note_reached_by_its_names(store_dir: Path, lever: str, query: str,
+                                                   first: str) -> None:
+    """The example store writes some notes in Spanish under English names and aliases; a
+    note the message reaches through them has no paragraph nor line in the message's
+    language: its header counts as its block with block-route, and with coverage each line
+    is read under the note's title and front matter, and a note the message names covers
+    the message. It stays first with either."""
+    config = dataclasses.replace(load_config(store_dir), levers=f"+{lever}")
     notes = Notes(config, notify=lambda _: None)
     try:
-        assert notes.ladder.levers.coverage
+        assert lever in notes.ladder.levers.on()
         assert notes.suggest(query, 3).hits[0].note == first
     finally:
         notes.close()

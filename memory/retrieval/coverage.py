@@ -76,7 +76,7 @@ class LineCoverage:
         factor = {stem_term(word, exact): parsed.context_weight
                   for word, exact in parsed.context} | own
         asked = frozenset(factor)
-        lines = [self.line_terms(ladder, h.doc.note_id) for h in pool]
+        lines = [self.line_terms(ladder, h.doc.note_id, h.doc.digest) for h in pool]
         weight = {t: w * factor[t] for t, w in rarity(lines, asked).items()}
         said = [exact for _, exact in parsed.words]
         top = pool[0].score
@@ -88,20 +88,23 @@ class LineCoverage:
         return [dataclasses.replace(pool[i], score=score)
                 for i, score in zip(order, scores, strict=True)] + hits[POOL:]
 
-    def line_terms(self, ladder: Ladder, note_id: str) -> LineTerms:
+    def line_terms(self, ladder: Ladder, note_id: str, digest: str = "") -> LineTerms:
         """The stemmed terms of the note's names and of each non-blank line of its body;
         none for a note that cannot be read now. The last ``KEPT_NOTES`` notes'
         (``KEPT_CHARS`` of text at most; a note bigger is never kept) are kept by their
-        content's digest, so an edited note is read anew."""
+        content's digest, so an edited note is read anew; given the digest the index holds,
+        a kept note is not even read."""
+        kept = self._kept_terms((note_id, digest)) if digest else None
+        if kept is not None:
+            return kept
         try:
             loaded = ladder.load(note_id)
         except NotesError:
             return LineTerms()
         key = (note_id, loaded.digest)
-        with self._lock:
-            if key in self._kept:
-                self._kept.move_to_end(key)
-                return self._kept[key][0]
+        kept = self._kept_terms(key)
+        if kept is not None:
+            return kept
         found = note_lines(loaded.note)
         chars = len(loaded.note.text)
         if chars > KEPT_CHARS:
@@ -114,6 +117,13 @@ class LineCoverage:
                 _, (_, old_chars) = self._kept.popitem(last=False)
                 self._kept_chars -= old_chars
         return found
+
+    def _kept_terms(self, key: tuple[str, str]) -> LineTerms | None:
+        with self._lock:
+            if key not in self._kept:
+                return None
+            self._kept.move_to_end(key)
+            return self._kept[key][0]
 
 
 def note_lines(note: Note) -> LineTerms:

@@ -167,13 +167,15 @@ def test_a_lever_puts_first_the_note_whose_one_line_holds_the_words(tmp_path: Pa
     assert for_recall == ["work/scattered", "work/together"]
 
 
-def test_block_route_leaves_the_context_to_bm25f(tmp_path: Path) -> None:
-    """A message with no words of its own routes by its context alone; block-route does
-    not re-order the context's notes (the conversation's clearest paragraph must not pull
-    its note up), so the order is BM25F's."""
+@pytest.mark.parametrize("lever", [Levers(block_route=True), Levers(coverage=True)],
+                         ids=["block-route", "coverage"])
+def test_a_lever_leaves_the_context_to_bm25f(tmp_path: Path, lever: Levers) -> None:
+    """A message with no words of its own routes by its context alone; neither block-route
+    nor coverage re-orders the context's notes (the conversation's clearest paragraph or
+    line must not pull its note up), so the order is BM25F's."""
     notes = Notes(load_config(offsite_sessions(tmp_path / "notes")), notify=lambda _: None)
     try:
-        notes.ladder.levers = Levers(block_route=True)
+        notes.ladder.levers = lever
         vague = [h.note for h in notes.ladder.suggest("what then", 3,
                                                       context="offsite budget").hits]
     finally:
@@ -401,19 +403,6 @@ def test_the_store_takes_its_levers_from_notes_levers(tmp_path: Path) -> None:
         assert done.returncode == 1 and done.stdout == "", command
         assert "Error: NOTES_LEVERS='rm3': unknown lever 'rm3'" in done.stderr
         assert "Traceback" not in done.stderr
-
-
-def test_coverage_leaves_a_message_with_no_words_of_its_own_in_bm25f_order(tmp_path: Path
-                                                                          ) -> None:
-    """A vague message whose words are all the conversation's keeps BM25F's order."""
-    notes = Notes(load_config(offsite_sessions(tmp_path / "notes")), notify=lambda _: None)
-    try:
-        notes.ladder.levers = Levers(coverage=True)
-        vague = [h.note for h in notes.ladder.suggest("what then", 3,
-                                                      context="offsite budget").hits]
-    finally:
-        notes.close()
-    assert vague == ["work/scattered", "work/together"]
 
 
 def test_coverage_reads_a_note_again_when_it_changes(tmp_path: Path) -> None:

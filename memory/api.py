@@ -119,6 +119,7 @@ class Notes:
 
     def _observe(self, loaded: list[LoadedNote]) -> None:
         self.history.observe(loaded)
+        self.ladder.indexed(loaded)
 
     # -- reading -----------------------------------------------------------------------
     def suggest(self, query: str, limit: int = 5, context: str | None = None,
@@ -391,6 +392,7 @@ class Notes:
 
     def close(self) -> None:
         self.counter.flush()
+        self.ladder.close()
         self.index.close()
         if self.usage is not None:
             self.usage.close()

@@ -7,8 +7,12 @@ one's plus ``SHARE`` times the note's *coverage*: the share of the message's ste
 (each weighed by its rarity among the candidates' lines) that its best single line holds.
 The note whose one line holds the question's words together gains on one that holds them
 scattered. It is what the ``block-route`` lever captures with two store-wide searches, read
-here from the candidates' own text instead (the parsed notes the store keeps, and each
-note's line terms, kept here by its content's digest), so it costs no search.
+here from the candidates' own text instead, so it costs no search. Each note's line terms
+are kept by its content's digest, in memory and in ``lines.sqlite`` in the state folder
+(:mod:`memory.state.keyed_cache`: only a cache, never failing a call), and are made as the
+index reads a note while the lever is on: stemming a note's lines costs a few milliseconds
+(the Snowball stemmers are pure Python), which a cold CLI call or a server's first calls
+would otherwise pay on every new candidate.
 
 The message's words count in full, the conversation's at the context's weight (low, and
 higher for a vaguer message, as in the search), so a message that names its topic is not
@@ -20,26 +24,36 @@ Figures: docs/benchmarks.md, "Sixth round".
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory.errors import NotesError
 from memory.index import ParsedQuery, SearchHit, StoredNote
 from memory.index.whoosh.analysis import stem_term, stem_terms
 from memory.retrieval.context import names
+from memory.state.keyed_cache import CacheShape, KeyedCache
 
 if TYPE_CHECKING:
     from memory.model.note import Note
     from memory.retrieval.ladder import Ladder
+    from memory.state.store import LoadedNote
 
 POOL = 10  # notes re-ranked: suggest's top ten
 SHARE = 0.75  # the coverage's weight beside the BM25F score over the best note's
 KEPT_NOTES = 1024  # notes whose line terms are kept (by content digest) ...
 KEPT_CHARS = 16_000_000  # ... and the most characters of note text they stand for
+LINES_FILE = "lines.sqlite"
+LINES_VERSION = "1"  # of what note_lines makes: change it when it or the stemming changes
+FILE_BYTES = 128 << 20  # past this the file is started anew
+FLUSH_EVERY = 64  # line terms made before they are written to the file
+SHAPE = CacheShape(table="lines", column="terms", sql_type="TEXT",
+                   label="line-terms cache", kept="line terms")
 
 
 @dataclass(frozen=True)
@@ -52,15 +66,18 @@ class LineTerms:
     names: frozenset[str] = frozenset()
     lines: int = 0
     where: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    chars: int = 0  # of the note's text, for the bound on what is kept in memory
 
 
 class LineCoverage:
-    """Each note's line terms, kept by the digest of its content, and the re-rank."""
+    """Each note's line terms, kept by the digest of its content, and the re-rank.
+    ``cache_file``: where line terms are kept between processes (none: in memory only)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache_file: Path | None = None) -> None:
         self._kept: OrderedDict[tuple[str, str], tuple[LineTerms, int]] = OrderedDict()
         self._kept_chars = 0  # the kept notes' characters, bounded by KEPT_CHARS
         self._lock = threading.Lock()
+        self._file = KeyedCache(cache_file, SHAPE, FILE_BYTES) if cache_file else None
 
     def rerank(self, ladder: Ladder, parsed: ParsedQuery,
                hits: list[SearchHit[StoredNote]]) -> list[SearchHit[StoredNote]]:
@@ -90,25 +107,62 @@ class LineCoverage:
 
     def line_terms(self, ladder: Ladder, note_id: str, digest: str = "") -> LineTerms:
         """The stemmed terms of the note's names and of each non-blank line of its body;
-        none for a note that cannot be read now. The last ``KEPT_NOTES`` notes'
-        (``KEPT_CHARS`` of text at most; a note bigger is never kept) are kept by their
-        content's digest, so an edited note is read anew; given the digest the index holds,
-        a kept note is not even read."""
-        kept = self._kept_terms((note_id, digest)) if digest else None
-        if kept is not None:
-            return kept
+        none for a note that cannot be read now. Given the digest the index holds, terms
+        kept (in memory, else in the file) are used without reading the note; otherwise
+        the note is read and its terms looked up by its content's digest, so an edited note
+        is never taken for its old text."""
+        if digest:
+            kept = self._kept_terms((note_id, digest)) or self._filed(note_id, digest)
+            if kept is not None:
+                return kept
         try:
             loaded = ladder.load(note_id)
         except NotesError:
             return LineTerms()
-        key = (note_id, loaded.digest)
-        kept = self._kept_terms(key)
+        return self.learn(loaded)
+
+    def learn(self, loaded: LoadedNote) -> LineTerms:
+        """The line terms of a note just read: the kept ones for its content, else made
+        now and kept (in memory: the last ``KEPT_NOTES`` notes, ``KEPT_CHARS`` of text at
+        most, a note bigger never; and in the file)."""
+        key = (loaded.note_id, loaded.digest)
+        kept = self._kept_terms(key) or self._filed(*key)
         if kept is not None:
             return kept
         found = note_lines(loaded.note)
-        chars = len(loaded.note.text)
+        if self._file is not None:
+            self._file.add(_file_key(*key), encode(found))
+            if self._file.pending >= FLUSH_EVERY:
+                self._file.flush()
+        self._keep(key, found, len(loaded.note.text))
+        return found
+
+    def learn_all(self, loaded: list[LoadedNote]) -> None:
+        """Make and keep the line terms of notes the index has just read."""
+        for note in loaded:
+            self.learn(note)
+        self.flush()
+
+    def flush(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def _filed(self, note_id: str, digest: str) -> LineTerms | None:
+        """The terms the file keeps for this content (now kept in memory too), or None."""
+        if self._file is None:
+            return None
+        found = decode(self._file.lookup(_file_key(note_id, digest)))
+        if found is not None:
+            self._keep((note_id, digest), found, found.chars)
+        return found
+
+    def _keep(self, key: tuple[str, str], found: LineTerms, chars: int) -> None:
         if chars > KEPT_CHARS:
-            return found
+            return
         with self._lock:
             if key not in self._kept:
                 self._kept[key] = (found, chars)
@@ -116,7 +170,6 @@ class LineCoverage:
             while len(self._kept) > KEPT_NOTES or self._kept_chars > KEPT_CHARS:
                 _, (_, old_chars) = self._kept.popitem(last=False)
                 self._kept_chars -= old_chars
-        return found
 
     def _kept_terms(self, key: tuple[str, str]) -> LineTerms | None:
         with self._lock:
@@ -135,7 +188,40 @@ def note_lines(note: Note) -> LineTerms:
         for term in stem_terms(line):
             where[term].append(number)
     return LineTerms(note.title, names, len(body),
-                     {term: tuple(numbers) for term, numbers in where.items()})
+                     {term: tuple(numbers) for term, numbers in where.items()},
+                     len(note.text))
+
+
+def _file_key(note_id: str, digest: str) -> str:
+    return f"{LINES_VERSION}:{note_id}:{digest}"
+
+
+def encode(terms: LineTerms) -> str:
+    return json.dumps({"title": terms.title, "names": sorted(terms.names),
+                       "lines": terms.lines, "where": terms.where, "chars": terms.chars},
+                      ensure_ascii=False, separators=(",", ":"))
+
+
+def decode(value: object) -> LineTerms | None:
+    """Line terms read back from the file; None for anything :func:`encode` did not write
+    (a damaged or foreign value: the note's terms are then made again)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        data = json.loads(value)
+        title, names, lines = data["title"], data["names"], data["lines"]
+        where, chars = data["where"], data["chars"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not (isinstance(title, str) and isinstance(names, list) and isinstance(where, dict)
+            and type(lines) is int and type(chars) is int and lines >= 0 and chars >= 0
+            and all(isinstance(n, str) for n in names)
+            and all(isinstance(numbers, list)
+                    and all(type(n) is int and 0 <= n < lines for n in numbers)
+                    for numbers in where.values())):
+        return None
+    return LineTerms(title, frozenset(names), lines,
+                     {term: tuple(numbers) for term, numbers in where.items()}, chars)
 
 
 def rarity(notes: list[LineTerms], asked: frozenset[str]) -> dict[str, float]:

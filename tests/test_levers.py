@@ -461,7 +461,7 @@ def test_coverage_keeps_line_terms_bounded_in_characters(tmp_path: Path,
         small = sizes["work/scattered"] + sizes["work/together"]
         assert sizes["work/big"] > small + sizes["work/other"]
         monkeypatch.setattr(coverage_module, "KEPT_CHARS", small + sizes["work/other"] - 1)
-        kept = LineCoverage()
+        kept = LineCoverage(notes.index.stem_terms, notes.index.stemming())
         first = {n: kept.line_terms(notes.ladder, n)
                  for n in ("work/scattered", "work/together", "work/other")}
         assert kept.line_terms(notes.ladder, "work/other") is first["work/other"]  # latest kept

@@ -110,6 +110,16 @@ class SearchIndex(Protocol):
 
     def searcher(self) -> AbstractContextManager[Searcher]: ...
 
+    def stem_terms(self, text: str) -> frozenset[str]:
+        """The distinct terms of ``text`` as the index's stemmed fields have them (what the
+        coverage lever compares a message's words with a note's lines by)."""
+        ...
+
+    def stemming(self) -> str:
+        """Names the stemming of :meth:`stem_terms` (the backend and its analyzers'
+        version): terms kept under another name were made by another stemmer."""
+        ...
+
 
 def make_index(store: Store, counter: TokenCounter, notify: Notify,
                observer: Observer | None = None) -> SearchIndex:

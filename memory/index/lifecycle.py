@@ -142,6 +142,13 @@ class IndexLifecycle(ABC, Generic[H]):
     def tidy(self) -> int:
         """Merge what quick commits left to merge; how many parts were merged."""
 
+    @abstractmethod
+    def stem_terms(self, text: str) -> frozenset[str]:
+        """The distinct terms of ``text`` as the stemmed fields have them."""
+
+    def stemming(self) -> str:
+        return f"{self.FOLDER}-{self.version()['analyzer']}"
+
     def _build_procs(self, notes: int) -> int:
         """Processes to build a new index of ``notes`` notes with (1: this one alone)."""
         return 1

@@ -28,14 +28,13 @@ import json
 import math
 import threading
 from collections import OrderedDict, defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory.errors import NotesError
 from memory.index import ParsedQuery, SearchHit, StoredNote
-from memory.index.whoosh.analysis import stem_term, stem_terms
 from memory.retrieval.context import names
 from memory.state.keyed_cache import CacheShape, KeyedCache
 
@@ -49,7 +48,7 @@ SHARE = 0.75  # the coverage's weight beside the BM25F score over the best note'
 KEPT_NOTES = 1024  # notes whose line terms are kept (by content digest) ...
 KEPT_CHARS = 16_000_000  # ... and the most characters of note text they stand for
 LINES_FILE = "lines.sqlite"
-LINES_VERSION = "1"  # of what note_lines makes: change it when it or the stemming changes
+LINES_VERSION = "1"  # of what note_lines makes (the stemmer is named apart, by the index)
 FILE_BYTES = 128 << 20  # past this the file is started anew
 FLUSH_EVERY = 64  # line terms made before they are written to the file
 SHAPE = CacheShape(table="lines", column="terms", sql_type="TEXT",
@@ -71,9 +70,13 @@ class LineTerms:
 
 class LineCoverage:
     """Each note's line terms, kept by the digest of its content, and the re-rank.
-    ``cache_file``: where line terms are kept between processes (none: in memory only)."""
+    ``stem``: the index's stemmed terms of a text (:meth:`SearchIndex.stem_terms`), named
+    by ``stemming``; ``cache_file``: where line terms are kept between processes (none: in
+    memory only)."""
 
-    def __init__(self, cache_file: Path | None = None) -> None:
+    def __init__(self, stem: Callable[[str], frozenset[str]], stemming: str,
+                 cache_file: Path | None = None) -> None:
+        self._stem, self._stemming = stem, stemming
         self._kept: OrderedDict[tuple[str, str], tuple[LineTerms, int]] = OrderedDict()
         self._kept_chars = 0  # the kept notes' characters, bounded by KEPT_CHARS
         self._lock = threading.Lock()
@@ -87,10 +90,10 @@ class LineCoverage:
         line that says what the message asks for. Unchanged when the message has no
         words."""
         pool = hits[:POOL]
-        own = {stem_term(word, exact): 1.0 for word, exact in parsed.words}
+        own = {self._term(word, exact): 1.0 for word, exact in parsed.words}
         if len(pool) < 2 or not own or pool[0].score <= 0:
             return hits
-        factor = {stem_term(word, exact): parsed.context_weight
+        factor = {self._term(word, exact): parsed.context_weight
                   for word, exact in parsed.context} | own
         asked = frozenset(factor)
         lines = [self.line_terms(ladder, h.doc.note_id, h.doc.digest) for h in pool]
@@ -104,6 +107,11 @@ class LineCoverage:
         scores = [h.score for h in pool]  # already best first
         return [dataclasses.replace(pool[i], score=score)
                 for i, score in zip(order, scores, strict=True)] + hits[POOL:]
+
+    def _term(self, word: str, exact: str) -> str:
+        """A message word's stemmed term (its exact term when stemming leaves none)."""
+        stems = self._stem(word)
+        return min(stems) if stems else exact
 
     def line_terms(self, ladder: Ladder, note_id: str, digest: str = "") -> LineTerms:
         """The stemmed terms of the note's names and of each non-blank line of its body;
@@ -129,9 +137,9 @@ class LineCoverage:
         kept = self._kept_terms(key) or self._filed(*key)
         if kept is not None:
             return kept
-        found = note_lines(loaded.note)
+        found = note_lines(loaded.note, self._stem)
         if self._file is not None:
-            self._file.add(_file_key(*key), encode(found))
+            self._file.add(self._file_key(*key), encode(found))
             if self._file.pending >= FLUSH_EVERY:
                 self._file.flush()
         self._keep(key, found, len(loaded.note.text))
@@ -155,10 +163,13 @@ class LineCoverage:
         """The terms the file keeps for this content (now kept in memory too), or None."""
         if self._file is None:
             return None
-        found = decode(self._file.lookup(_file_key(note_id, digest)))
+        found = decode(self._file.lookup(self._file_key(note_id, digest)))
         if found is not None:
             self._keep((note_id, digest), found, found.chars)
         return found
+
+    def _file_key(self, note_id: str, digest: str) -> str:
+        return f"{LINES_VERSION}:{self._stemming}:{note_id}:{digest}"
 
     def _keep(self, key: tuple[str, str], found: LineTerms, chars: int) -> None:
         if chars > KEPT_CHARS:
@@ -179,21 +190,18 @@ class LineCoverage:
             return self._kept[key][0]
 
 
-def note_lines(note: Note) -> LineTerms:
+def note_lines(note: Note, stem: Callable[[str], frozenset[str]]) -> LineTerms:
+    """The note's line terms, stemmed by ``stem``."""
     lines = note.text.splitlines()
-    names = stem_terms(" ".join([note.title, *lines[:note.body_start]]))
+    names = stem(" ".join([note.title, *lines[:note.body_start]]))
     body = [line for line in lines[note.body_start:] if line.strip()]
     where: defaultdict[str, list[int]] = defaultdict(list)
     for number, line in enumerate(body):
-        for term in stem_terms(line):
+        for term in stem(line):
             where[term].append(number)
     return LineTerms(note.title, names, len(body),
                      {term: tuple(numbers) for term, numbers in where.items()},
                      len(note.text))
-
-
-def _file_key(note_id: str, digest: str) -> str:
-    return f"{LINES_VERSION}:{note_id}:{digest}"
 
 
 def encode(terms: LineTerms) -> str:

@@ -228,7 +228,8 @@ class Ladder:
         if self._coverage is None:
             from memory.retrieval.coverage import LINES_FILE, LineCoverage
 
-            self._coverage = LineCoverage(self.store.config.state_dir / LINES_FILE)
+            self._coverage = LineCoverage(self.index.stem_terms, self.index.stemming(),
+                                          self.store.config.state_dir / LINES_FILE)
         return self._coverage
 
     def indexed(self, loaded: list[LoadedNote]) -> None:

@@ -61,6 +61,9 @@ class TantivyIndex(IndexLifecycle[Indexes]):
     def version(self) -> dict[str, Any]:
         return ts.version()
 
+    def stem_terms(self, text: str) -> frozenset[str]:
+        return frozenset(ts.stem_analyzer().analyze(text))
+
     def _present(self) -> bool:
         return all((self.dir / kind / "meta.json").is_file() for kind in ts.KINDS)
 

@@ -29,6 +29,7 @@ from memory.index.failures import write_failed
 from memory.index.interface import Notify, Observer, Searcher
 from memory.index.lifecycle import IndexLifecycle, ParallelBuildFailed
 from memory.index.stored import StoredNote
+from memory.index.whoosh.analysis import stem_terms
 from memory.index.whoosh.build import (
     WRITER_TIMEOUT,
     abandon,
@@ -70,6 +71,9 @@ class WhooshIndex(IndexLifecycle[Any]):
     # -- files ---------------------------------------------------------------------------
     def version(self) -> dict[str, Any]:
         return VERSION
+
+    def stem_terms(self, text: str) -> frozenset[str]:
+        return stem_terms(text)
 
     def _present(self) -> bool:
         return self.dir.is_dir() and any(self.dir.glob("*.toc"))

@@ -64,10 +64,12 @@ def test_parse_levers() -> None:
     assert parse_levers(None) == DEFAULT
     assert parse_levers("none") == Levers()
     assert parse_levers("spread,feedback") == Levers(spread=True, feedback=True)
-    assert DEFAULT == Levers(neighbours=True, dates=True, names=True, replies=True)
+    assert DEFAULT == Levers(neighbours=True, dates=True, names=True, replies=True,
+                             coverage=True)
     assert parse_levers("+fusion") == Levers(fusion=True, neighbours=True, dates=True,
-                                             names=True, replies=True)  # on the default
-    assert parse_levers("-dates,-names,-replies") == Levers(neighbours=True)
+                                             names=True, replies=True,
+                                             coverage=True)  # on the default
+    assert parse_levers("-dates,-names,-replies,-coverage") == Levers(neighbours=True)
     assert parse_levers("fusion") == Levers(fusion=True)  # names alone: from none
     if semantic.available():  # "all" takes the semantic lever too, which needs its extra
         assert parse_levers("all") == ALL
@@ -384,7 +386,7 @@ def test_the_store_takes_its_levers_from_notes_levers(tmp_path: Path) -> None:
     notes = Notes(config, notify=lambda _: None)
     try:
         assert notes.ladder.levers == Levers(block_route=True, neighbours=True, names=True,
-                                             replies=True)
+                                             replies=True, coverage=True)
     finally:
         notes.close()
     plain = Notes(load_config(store, env={}), notify=lambda _: None)

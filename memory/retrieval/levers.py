@@ -33,7 +33,8 @@ so that its ablation is reproducible (issue #15 item 4; figures in docs/benchmar
 - ``coverage``: ``suggest`` re-ranks its 10 best notes by their BM25F score plus 0.75 times
   the share of the message's words that the note's best single line holds
   (:mod:`memory.retrieval.coverage`): ``block-route``'s idea read from the candidates' own
-  lines, with no search. Not in ``recall``'s routing nor the hook's.
+  lines, with no search (their line terms are made as the index reads a note, and kept in
+  ``lines.sqlite``). On by default; not in ``recall``'s routing nor the hook's.
 - ``semantic``: ``suggest`` re-ranks its 50 best notes with an embedding model's cosine
   between the message and each note's best line (:mod:`memory.retrieval.semantic`; the
   optional extra ``notes-memory[semantic]``, on for a store with ``NOTES_SEMANTIC=1``).
@@ -74,10 +75,12 @@ class Levers:
 
 
 # on: each helped every visible bench or cost none more than a point (docs/benchmarks.md,
-# "Routing levers: ablations"); block-route helps routing on them too, but its two
-# store-wide searches make suggest about 8 times slower (NOTES_LEVERS=+block-route turns
-# it on), and semantic needs the optional model (NOTES_SEMANTIC turns it on)
-DEFAULT = Levers(neighbours=True, dates=True, names=True, replies=True)
+# "Routing levers: ablations"; coverage: its "Seventh round", on once its line terms were
+# made at index time and its warm p95 met default's); block-route helps routing on them
+# too, but its two store-wide searches make suggest about 8 times slower
+# (NOTES_LEVERS=+block-route turns it on), and semantic needs the optional model
+# (NOTES_SEMANTIC turns it on)
+DEFAULT = Levers(neighbours=True, dates=True, names=True, replies=True, coverage=True)
 ALL = Levers(**{n.replace("-", "_"): True for n in NAMES})
 
 

@@ -18,7 +18,7 @@ The message's words count in full, the conversation's at the context's weight (l
 higher for a vaguer message, as in the search), so a message that names its topic is not
 pulled back to the context's; a message with no words of its own is left in BM25F's order.
 The n-th note keeps the n-th BM25F score, so the scores between notes keep BM25F's spread.
-Figures: docs/benchmarks.md, "Sixth round".
+Figures: docs/benchmarks.md, "Sixth round" and "Seventh round" (on by default).
 """
 
 from __future__ import annotations

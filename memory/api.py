@@ -119,7 +119,8 @@ class Notes:
 
     def _observe(self, loaded: list[LoadedNote]) -> None:
         self.history.observe(loaded)
-        self.ladder.indexed(loaded)
+        if self.front != "hook":  # the hook never re-ranks by lines, and the next suggest
+            self.ladder.indexed(loaded)  # makes them: a cold hook keeps its time for the prompt
 
     # -- reading -----------------------------------------------------------------------
     def suggest(self, query: str, limit: int = 5, context: str | None = None,

@@ -119,24 +119,29 @@ class LineCoverage:
         kept (in memory, else in the file) are used without reading the note; otherwise
         the note is read and its terms looked up by its content's digest, so an edited note
         is never taken for its old text."""
-        if digest:
-            kept = self._kept_terms((note_id, digest)) or self._filed(note_id, digest)
-            if kept is not None:
-                return kept
+        kept = self._known(note_id, digest) if digest else None
+        if kept is not None:
+            return kept
         try:
             loaded = ladder.load(note_id)
         except NotesError:
             return LineTerms()
+        if loaded.digest == digest:  # looked up already: the note's text is new to both
+            return self._make(loaded)
         return self.learn(loaded)
 
     def learn(self, loaded: LoadedNote) -> LineTerms:
         """The line terms of a note just read: the kept ones for its content, else made
         now and kept (in memory: the last ``KEPT_NOTES`` notes, ``KEPT_CHARS`` of text at
         most, a note bigger never; and in the file)."""
+        kept = self._known(loaded.note_id, loaded.digest)
+        return kept if kept is not None else self._make(loaded)
+
+    def _known(self, note_id: str, digest: str) -> LineTerms | None:
+        return self._kept_terms((note_id, digest)) or self._filed(note_id, digest)
+
+    def _make(self, loaded: LoadedNote) -> LineTerms:
         key = (loaded.note_id, loaded.digest)
-        kept = self._kept_terms(key) or self._filed(*key)
-        if kept is not None:
-            return kept
         found = note_lines(loaded.note, self._stem)
         if self._file is not None:
             self._file.add(self._file_key(*key), encode(found))

@@ -23,7 +23,14 @@ from memory import load_config
 from memory.api import Notes
 from memory.fronts.mcp.server import create_server
 from memory.index import Found, ParsedQuery, SearchHit, StoredNote
-from memory.retrieval.context import blended_search, keep_named_first
+from memory.retrieval.context import (
+    DOMINANT,
+    Blended,
+    blended_search,
+    keep_ahead,
+    keep_named_first,
+    settled_note,
+)
 
 # What a transcript about the Redis eviction looked like when the hook answered "rotate the
 # database secrets" with infra/redis and the incident (the repro of the issue).
@@ -42,6 +49,8 @@ REDIS_NOTES = ("infra/redis", "incidents/redis-eviction-2026-03")
 SECRETS = "howto/rotate-secrets"
 PG_ENTRY = "2026-03-30-postgres-password-with-alternating-users"
 VAGUE = "¿y cómo lo hicimos?"
+PERSON_ASKED = "¿quién es Jonas?"  # one word of people/jonas-becker's name
+PERSON = "people/jonas-becker"
 PG_CONTEXT = ("Jonas cambió la contraseña con gcloud sql users set-password y forzó el "
               "rollout de pgbouncer; las conexiones viejas se drenan en unos minutos")
 
@@ -81,6 +90,8 @@ def test_the_hook_keeps_a_message_that_names_its_topic(store_dir: Path,
     assert hook_notes(store_dir, NAMED, transcript)[0] == SECRETS
     # a vague prompt in the same conversation still follows it
     assert hook_notes(store_dir, "¿y las alertas?", transcript)[0] in REDIS_NOTES
+    # a prompt that says one word of a note's name and clearly asks about it stays with it
+    assert hook_notes(store_dir, PERSON_ASKED, transcript)[0] == PERSON
 
 
 def test_suggest_keeps_a_message_that_names_its_topic(lib: Notes) -> None:
@@ -89,6 +100,21 @@ def test_suggest_keeps_a_message_that_names_its_topic(lib: Notes) -> None:
     assert with_talk[0] == alone[0] == SECRETS
     # the talk's notes may follow, below the note the message names
     assert all(with_talk.index(n) > 0 for n in REDIS_NOTES if n in with_talk)
+
+
+@pytest.mark.parametrize("talk", [REDIS_CONTEXT, PG_CONTEXT])
+@pytest.mark.parametrize("message", [PERSON_ASKED, "what does Priya own?", "Sofía vacaciones"])
+def test_suggest_keeps_the_one_note_a_message_settles_on(lib: Notes, talk: str,
+                                                         message: str) -> None:
+    """One word of a note's name, and a message whose own best note scores twice the next:
+    the talk about Redis or Postgres used to put its notes first ("¿quién es Jonas?" got
+    infra/redis); the message's note now stays first, the talk's notes below it, and recall
+    answers as if the message came alone."""
+    alone = lib.suggest(message, 3)
+    with_talk = lib.suggest(message, 3, talk)
+    assert with_talk.settled == alone.hits[0].note == with_talk.hits[0].note
+    assert alone.settled is None  # no context, nothing to settle against
+    assert lib.recall(message, 600, talk).groups == lib.recall(message, 600).groups
 
 
 def test_suggest_still_follows_the_conversation_for_a_vague_message(lib: Notes) -> None:
@@ -162,17 +188,44 @@ def test_a_message_that_names_its_topic_keeps_its_ranking(
     """Whatever the context's scores: a note the message names among its ``look`` best
     stays above every note that scores lower on the message alone, and no note scores below
     its message score."""
+    found = _blended(message, context, words)
+    ranked = keep_named_first(found.hits, found.message, lambda note: note in named, look)
+    own_best = sorted(message, key=lambda k: -message[k])[:look]
+    _check_kept_ahead(found, ranked, message, context, named & set(own_best))
+
+
+@given(scores, scores, st.sets(st.sampled_from("abcdefgh")), st.integers(1, 8))
+def test_a_message_that_settles_on_one_note_keeps_it_first(
+        message: dict[str, float], context: dict[str, float], mentioned: set[str],
+        words: int) -> None:
+    """Whatever the scores the context and the levers gave: the message's own best note,
+    when it scores twice the next on the message alone and the message says a word of its
+    title, stays above every note that scores lower on the message alone."""
+    found = _blended(message, context, words)
+    settled = settled_note(found.message, lambda note: note in mentioned)
+    ranked = keep_ahead(found.hits, found.message, {settled} if settled else set())
+    alone = sorted(message, key=lambda k: -message[k])
+    expected = bool(alone) and alone[0] in mentioned and (
+        len(alone) == 1 or message[alone[0]] >= DOMINANT * message[alone[1]])
+    assert settled == (alone[0] if expected else None)
+    _check_kept_ahead(found, ranked, message, context, {alone[0]} if expected else set())
+
+
+def _blended(message: dict[str, float], context: dict[str, float],
+             words: int) -> Blended[StoredNote]:
     parsed = ParsedQuery("q", tuple((f"w{n}", f"w{n}") for n in range(words)),
                          (("c", "c"),))
-    found = blended_search(lambda part, _: searched(message if part.words[0][0] != "c"
-                                                    else context), parsed, None)
-    ranked = keep_named_first(found, lambda note: note in named, look)
+    return blended_search(lambda part, _: searched(message if part.words[0][0] != "c"
+                                                   else context), parsed, None)
+
+
+def _check_kept_ahead(found: Blended[StoredNote], ranked: list[SearchHit[StoredNote]],
+                      message: dict[str, float], context: dict[str, float],
+                      protected: set[str]) -> None:
     order = [h.doc.note_id for h in ranked]
     assert sorted(order) == sorted(set(message) | set(context))
     for hit in ranked:
         assert hit.score >= round(message.get(hit.doc.note_id, 0.0), 4)
-    own_best = sorted(message, key=lambda k: -message[k])[:look]
-    protected = named & set(own_best)
     if not protected:
         assert order == [h.doc.note_id for h in found.hits]
         return

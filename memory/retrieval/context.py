@@ -16,7 +16,7 @@ the transcript (the way query expansion keeps the expansion terms' total weight 
 vague message leans on the conversation, and a long conversation does not outweigh a
 message that matches well on its own.
 
-Two rules keep the context from going against the message:
+Three rules keep the context from going against the message:
 
 - **a note the message names stays ahead** (:func:`keep_named_first`, used by ``suggest``
   and so by the hook and by ``recall``'s routing): a note among the message's own best
@@ -24,7 +24,15 @@ Two rules keep the context from going against the message:
   :func:`names`) is never passed by a note that scores lower on the message alone.
   "rotate the database secrets" after a talk about Redis stays with howto/rotate-secrets;
   "¿y las alertas?" after the same talk names no note, and the conversation decides;
-- **inside one note** (``section_map``) the topic is settled, and the message's match on a
+- **a note the message settles on stays first** (:func:`settled_note`, then
+  :func:`keep_ahead` as ``suggest``'s last step): the message's own best note, when it
+  scores at least ``DOMINANT`` times the next on the message alone and the message says one
+  word of its title or file name ("¿quién es Jonas?" and people/jonas-becker, after a talk
+  about Redis), is passed by no note that scores lower on the message, whatever the context,
+  the session prior or coverage's context words add; ``recall`` then routes and ranks its
+  blocks by the message alone. One title word alone is not enough: vague follow-ups say a
+  note's generic title words ("app", "facturas") and need the conversation;
+ the topic is settled, and the message's match on a
   section is direct evidence: the context adds at most ``share × M`` to a section, where
   ``M`` is the message's best section score (the context's best when the message matches
   nothing in the note) and ``share`` (:func:`context_share`) goes from ``CONTEXT_SHARE``
@@ -55,6 +63,7 @@ POOL_FACTOR = 4  # … and for this many times the hits it returns: a document m
 # one part's hits counts 0 there, so the pools must reach past what is shown
 CONTEXT_SHARE = 0.5  # inside a note: the context's share of the best section score, 5+ words
 VAGUE_CONTEXT_SHARE = 1.0  # … and beside a one-word message (in between: linear)
+DOMINANT = 2.0  # a note scoring this many times the next on the message alone is its topic
 NAMING_WORDS = 2  # words of a note's title or file name that name it (or all of them)
 
 
@@ -139,22 +148,47 @@ def _merge(merged: dict[str, SearchHit[Doc]], hits: list[SearchHit[Doc]]) -> Non
             merged[key] = dataclasses.replace(known, matched=known.matched + more)
 
 
-def keep_named_first(found: Blended[StoredNote], named: Callable[[str], bool],
-                     look: int) -> list[SearchHit[StoredNote]]:
-    """The blended hits, except that no note gets above a note the message names among
-    its own ``look`` best (``named(note)``, asked of those notes only, and only when the
-    context changed the order) and scores higher on its own: it moves just below the last
+def keep_named_first(hits: list[SearchHit[StoredNote]], message: dict[str, float],
+                     named: Callable[[str], bool], look: int) -> list[SearchHit[StoredNote]]:
+    """``hits`` (ranked with the context's help), except that no note gets above a note
+    the message names among its own ``look`` best (``message``: each note's score for the
+    message alone; ``named(note)``, asked of those notes only, and only when the order
+    differs from the message's) and scores higher on its own: it moves just below the last
     such note, with that note's score at most."""
-    message = found.message
+    if _as_message_ranks(hits, message):
+        return hits
     own_best = sorted(message, key=lambda k: -message[k])[:look]
-    blended_order = [h.doc.note_id for h in found.hits]
-    by_message = sorted(blended_order, key=lambda k: -message.get(k, 0.0))
-    if blended_order == by_message:
-        return found.hits  # the context changed nothing that the message had ranked
-    protected = {note for note in own_best if named(note)}
+    return keep_ahead(hits, message, {note for note in own_best if named(note)})
+
+
+def settled_note(message: dict[str, float], mentioned: Callable[[str], bool]) -> str | None:
+    """The note the message settles on by itself: its own best (``message``: each note's
+    score for the message alone), when that one scores at least ``DOMINANT`` times the next
+    and the message says a word of its title or file name (``mentioned(note)``, asked of
+    that note only). ``suggest`` keeps it first after every lever
+    (:func:`keep_ahead`), so neither the context's words nor the levers that use them
+    (coverage, the session prior) pull the message away from the one note it clearly asks
+    about, and ``recall`` then ranks blocks by the message alone."""
+    first, second = (sorted(message.values(), reverse=True) + [0.0, 0.0])[:2]
+    if first <= 0 or first < DOMINANT * second:
+        return None
+    top = max(message, key=lambda k: message[k])
+    return top if mentioned(top) else None
+
+
+def _as_message_ranks(hits: list[SearchHit[StoredNote]], message: dict[str, float]) -> bool:
+    """Whether the hits are in the order the message alone gives them."""
+    order = [h.doc.note_id for h in hits]
+    return order == sorted(order, key=lambda k: -message.get(k, 0.0))
+
+
+def keep_ahead(hits: list[SearchHit[StoredNote]], message: dict[str, float],
+                protected: set[str]) -> list[SearchHit[StoredNote]]:
+    """``hits``, each note that scores lower on the message than a protected note below
+    it moved just below the last such note, with that note's score at most."""
     if not protected:
-        return found.hits
-    pending = list(found.hits)
+        return hits
+    pending = list(hits)
     out: list[SearchHit[StoredNote]] = []
     while pending:
         hit = pending.pop(0)
@@ -188,6 +222,15 @@ def names(words: Iterable[str], title: str, note_id: str) -> bool:
             (file_words and held(file_words) == file_words):
         return True
     return len(held(title_words | file_words)) >= NAMING_WORDS
+
+
+def mentions(words: Iterable[str], title: str, note_id: str) -> bool:
+    """Whether a message's exact terms hold a word (not a number) of a note's title or file
+    name: less than naming it, and enough beside a message that settles on the note."""
+    said = list(words)
+    named = set(exact_terms(title)) | set(exact_terms(
+        note_id.rpartition("/")[2].replace("-", " ").replace("_", " ")))
+    return any(_same(w, t) for t in named if not t.isdigit() for w in said)
 
 
 def _same(a: str, b: str) -> bool:

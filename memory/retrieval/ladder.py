@@ -29,7 +29,15 @@ from memory.index import (
     parse_query,
     vagueness,
 )
-from memory.retrieval.context import aboutness, blended_search, keep_named_first, names
+from memory.retrieval.context import (
+    aboutness,
+    blended_search,
+    keep_ahead,
+    keep_named_first,
+    mentions,
+    names,
+    settled_note,
+)
 from memory.retrieval.levers import DEFAULT, Levers
 from memory.retrieval.routing import DATE_NOTES, date_ranges, route_notes, with_dates
 from memory.state.store import LoadedNote, Store
@@ -69,6 +77,7 @@ class Suggestions:
     hits: tuple[SuggestHit, ...]
     total: int  # notes that matched at all
     query_words: tuple[str, ...] = ()  # the query's own words in its order (not the context's)
+    settled: str | None = None  # the note the message settles on despite its context
 
     @property
     def hidden(self) -> int:
@@ -190,18 +199,22 @@ class Ladder:
         found = blended_search(lambda part, size: route_notes(
             self, part, size or pool, by_blocks and part.words == parsed.words), parsed, pool)
         words = [w[1] for w in parsed.words]
-        hits, total = keep_named_first(found, lambda note: self._names(note, words),
-                                       limit), found.total
+        hits, total = keep_named_first(found.hits, found.message,
+                                       lambda note: self._names(note, words), limit), found.total
         ranked = with_prior(with_dates(self, parsed, hits, ranges),
                             prior or {}, len(parsed.words), self._note_fields)
         if self.levers.coverage and by_blocks:
             ranked = self.line_coverage().rerank(self, parsed, ranked)
         if self.levers.semantic:
             ranked = self.router().rerank(query, ranked)
+        settled = settled_note(found.message, lambda note: self._names(
+            note, words, mentions)) if parsed.context or prior else None
+        if settled is not None:
+            ranked = keep_ahead(ranked, found.message, {settled})
         total += len(ranked) - len(hits)  # notes the prior added count among the candidates
         return Suggestions(query, tuple(_suggest_hit(h.doc, h.score, h.matched)
                                         for h in ranked[:limit]), total,
-                           tuple(dict.fromkeys(w[0] for w in parsed.words)))
+                           tuple(dict.fromkeys(w[0] for w in parsed.words)), settled)
 
     def recall(self, query: str, budget: int, context: str | None = None,
                today: dt.date | None = None, prior: dict[str, float] | None = None
@@ -261,14 +274,15 @@ class Ladder:
     def count(self, text: str, remember: bool = True) -> int:
         return self.counter.count(text, remember=remember)
 
-    def _names(self, note_id: str, words: list[str]) -> bool:
-        """Whether the message's exact terms name the note (its title or file name); a
-        note that cannot be read now is named by nothing."""
+    def _names(self, note_id: str, words: list[str],
+               test: Callable[[list[str], str, str], bool] = names) -> bool:
+        """Whether the message's exact terms name the note (its title or file name; or
+        what ``test`` asks of them); a note that cannot be read now is named by nothing."""
         try:
             note = self.store.load(note_id).note
         except NotesError:
             return False
-        return names(words, note.title, note_id)
+        return test(words, note.title, note_id)
 
     def _note_fields(self, note_id: str) -> StoredNote | None:
         """What ``suggest`` shows of a note that matched no word: what the index holds of

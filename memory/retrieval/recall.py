@@ -127,6 +127,10 @@ def gather(ladder: Ladder, query: str, context: str | None = None,
     # the notes' own BM25F weighs them (block-route left out): each block is scored itself
     routed = ladder.suggest(query, ROUTE_NOTES, context, prior=prior, today=today,
                             by_blocks=False)
+    if routed.settled is not None and context:  # the message settles its own topic: it is
+        parsed = parse_query(query)  # routed and its blocks ranked as if asked directly
+        routed = ladder.suggest(query, ROUTE_NOTES, prior=prior, today=today,
+                                by_blocks=False)
     note_scores = _normalised({h.note: h.score for h in routed.hits}) if hierarchy else {}
     levers = ladder.levers
     seen: Seen = {}  # each note read once for the whole gathering

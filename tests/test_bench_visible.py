@@ -18,10 +18,12 @@ from test_bench_locomo_sessions import SAMPLES
 
 from benchmarks.visible.run import BENCHES, VisibleOptions, check_options, locate_locomo
 from benchmarks.visible.summary import (
+    bench_summary,
     best_of_family,
     in_ladder_family,
     keep_ratios,
     split_against_fragments,
+    switch_direct,
     without_category,
 )
 from memory.errors import InvalidArgument, NotesError
@@ -171,3 +173,31 @@ def test_summary_rules_on_hand_made_figures() -> None:
     found = split_against_fragments(split)
     assert found is not None and found["best"]["policy"] == "recall@1000"  # ≤ 2,000 tokens
     assert found["fragments@40"]["hit_rate"] == 0.25 and split_against_fragments(None) is None
+
+
+def test_topic_switches_are_held_to_the_same_questions_asked_directly() -> None:
+    """The switch ratio divides by the direct bench's rate on the questions asked again as
+    switches (here 1 of 2 for the hook), not by its rate on every question (1 of 4)."""
+    direct = [("c:q1", {"hook": True, "ladder@1": True}), ("c:q2", {"hook": False,
+                                                                   "ladder@1": True}),
+              ("c:q3", {"hook": False, "ladder@1": False}), ("c:q4", {"hook": False,
+                                                                     "ladder@1": True})]
+    follow = [("c:q1", {"hook": False}), ("c:q1:switch", {"hook": True, "ladder@1": False}),
+              ("c:q2:switch", {"hook": False, "ladder@1": True})]
+    paired = switch_direct(follow, direct)
+    assert paired == {"hook": {"questions": 2, "hits": 1, "hit_rate": 0.5},
+                      "ladder@1": {"questions": 2, "hits": 2, "hit_rate": 1.0}}
+    fig = _figures
+    report = {"policies": {"hook": fig(0.3, 60, -20.0), "ladder@1": fig(0.6, 1200, 5.0),
+                           "fragments@5": fig(0.4, 160, None)},
+              "routing": {"questions": 3, "first_rate": 1.0, "top4_rate": 1.0},
+              "questions": {"run": 3}, "store": {"notes": 2},
+              "by_category": {"topic-switch": {"hook": fig(0.5, 60, None, n=2),
+                                               "ladder@1": fig(0.5, 1200, None, n=2)}}}
+    plain = {"policies": {"hook": fig(0.25, 60, None, n=4), "ladder@1": fig(0.75, 1200, None,
+                                                                            n=4)}}
+    line = bench_summary(report, plain, "direct", paired)
+    assert line["keep"]["switch_lowest"] == {"policy": "ladder@1", "ratio": 0.5}
+    assert line["keep"]["switch_lowest_whole"] == {"policy": "ladder@1", "ratio": 0.6667}
+    assert bench_summary(report, plain, "direct")["keep"]["switch_lowest"] == \
+        line["keep"]["switch_lowest_whole"]  # without the outcomes, the whole bench's rate

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.followups.make_bench import make_bench
-from benchmarks.visible.summary import summarize, summary_markdown
+from benchmarks.visible.summary import Outcomes, summarize, summary_markdown
 from memory.bench.locomo import locomo_to_bench
 from memory.bench.policies import check_policies
 from memory.bench.report import write_report
@@ -144,6 +144,7 @@ def run_visible(options: VisibleOptions, command: str, say: Say,
     locomo = check_options(options)
     reports: dict[str, dict[str, Any]] = {}
     built: dict[str, str] = {}
+    outcomes: dict[str, Outcomes] = {}
     summary: dict[str, Any] = {}
     with _work_folder(options.work) as work:
         for name in options.benches:
@@ -156,10 +157,13 @@ def run_visible(options: VisibleOptions, command: str, say: Say,
                             progress=progress, backend=options.backend,
                             levers=options.levers, vectors=work / "vectors")
             reports[name] = write_report(run, options.out / name, f"{command}  # bench {name}")
+            outcomes[name] = [(r.id, {p: o.hit for p, o in r.outcomes.items()})
+                              for r in run.results]
             say(f"{name}: {len(run.results)} questions in {time.perf_counter() - started:.0f} s;"
                 f" report in {options.out / name / 'report.md'}")
             summary = summarize(reports, {n: BENCHES[n].direct for n in reports},
-                                {n: BENCHES[n].title for n in reports}, command, built)
+                                {n: BENCHES[n].title for n in reports}, command, built,
+                                outcomes)
             write_summary(summary, options.out)
     return summary
 

@@ -6,8 +6,9 @@ family: ``ladder@N``, ``ladder-zoom@1``, ``recall*``, ``hybrid``, ``hook*``; not
 within the 4 shown, over the questions with one gold note; several-note questions apart); and
 for a follow-up bench whose direct bench ran too, the **keep ratios**: each policy's hit rate
 on the follow-ups divided by its hit rate on the same questions asked directly (the
-``topic-switch`` rows a follow-up bench also asks are left out of it, and compared with the
-direct bench's rate on their own: the lowest ratio in the ladder family). Multi-hop
+``topic-switch`` rows a follow-up bench also asks are left out of it, and compared on their
+own with the same questions asked directly, :func:`switch_direct`, and with the whole direct
+bench: the lowest ratio in the ladder family of each). Multi-hop
 questions (LoCoMo's category) and questions whose answer spans several notes are compared at
 ≤ 2,000 tokens with ``fragments@40`` (issue #15's targets).
 """
@@ -23,6 +24,8 @@ FAMILY = ("ladder", "recall", "hybrid", "hook")
 CEILINGS = ("ladder-oracle", "full")
 ORACLE = "ladder-oracle"
 TOPIC_SWITCH = "topic-switch"  # follow-up rows in their own wording after another topic
+SWITCH_ID = ":switch"  # a topic switch's id: the direct question's id and this
+Outcomes = list[tuple[str, dict[str, bool]]]  # per question: its id, each policy's hit
 SPLIT_BUDGET = 2000
 SPLIT_BASELINE = "fragments@40"
 SPLITS = {"multi_hop": ("by_category", "multi-hop"),
@@ -53,6 +56,21 @@ def keep_ratios(follow: dict[str, dict[str, Any]],
                    if direct[name]["hit_rate"] else None)
             for name, f in follow.items()
             if name in direct and f["questions"] and direct[name]["questions"]}
+
+
+def switch_direct(follow: Outcomes, direct: Outcomes) -> dict[str, dict[str, Any]]:
+    """Each policy's hit rate on the direct bench over the questions the follow-up bench
+    asks again as topic switches (``follow``: its ids and hits, switches marked by
+    ``SWITCH_ID``): the rate a switch should hold, on the same questions."""
+    asked = {qid.removesuffix(SWITCH_ID) for qid, _ in follow if qid.endswith(SWITCH_ID)}
+    rows = [hits for qid, hits in direct if qid in asked]
+    policies = dict.fromkeys(p for hits in rows for p in hits)
+    out = {}
+    for policy in policies:
+        ran = [hits[policy] for hits in rows if policy in hits]
+        out[policy] = {"questions": len(ran), "hits": sum(ran),
+                       "hit_rate": round(sum(ran) / len(ran), 4) if ran else 0.0}
+    return out
 
 
 def without_category(policies: dict[str, dict[str, Any]], split: dict[str, dict[str, Any]],
@@ -95,8 +113,11 @@ def split_against_fragments(split: dict[str, dict[str, Any]] | None) -> dict[str
 
 
 def bench_summary(data: dict[str, Any], direct: dict[str, Any] | None,
-                  direct_name: str | None) -> dict[str, Any]:
-    """One bench's line of the summary, from its report (and its direct bench's report)."""
+                  direct_name: str | None, paired: dict[str, dict[str, Any]] | None = None
+                  ) -> dict[str, Any]:
+    """One bench's line of the summary, from its report (and its direct bench's report;
+    ``paired``: the direct bench's figures on the questions asked again as topic switches,
+    :func:`switch_direct`, when the run has them)."""
     policies = data["policies"]
     routing = data["routing"]
     several = routing.get("several_gold") or {"questions": 0}
@@ -117,38 +138,44 @@ def bench_summary(data: dict[str, Any], direct: dict[str, Any] | None,
             switches = (data.get("by_category") or {}).get(TOPIC_SWITCH) or {}
             out["keep"] |= _keep(without_category(policies, switches), direct["policies"],
                                  out["best"])
-            family = {n: r for n, r in keep_ratios(switches, direct["policies"]).items()
-                      if in_ladder_family(n) and r is not None}
-            lowest = min(family, key=lambda n: family[n], default=None)
-            out["keep"]["switch_lowest"] = ({"policy": lowest, "ratio": family[lowest]}
-                                            if lowest else None)
+            out["keep"]["switch_lowest"] = _lowest_in_family(keep_ratios(
+                switches, paired if paired is not None else direct["policies"]))
+            out["keep"]["switch_lowest_whole"] = _lowest_in_family(keep_ratios(
+                switches, direct["policies"]))
     return out
+
+
+def _lowest_in_family(ratios: dict[str, float | None]) -> dict[str, Any] | None:
+    family = {n: r for n, r in ratios.items() if in_ladder_family(n) and r is not None}
+    lowest = min(family, key=lambda n: family[n], default=None)
+    return {"policy": lowest, "ratio": family[lowest]} if lowest else None
 
 
 def _keep(follow: dict[str, dict[str, Any]], direct: dict[str, dict[str, Any]],
           best: dict[str, Any] | None) -> dict[str, Any]:
     ratios = keep_ratios(follow, direct)
-    family = {n: r for n, r in ratios.items() if in_ladder_family(n) and r is not None}
-    lowest = min(family, key=lambda n: family[n], default=None)
     best_name = best["policy"] if best else None
     return {"policies": ratios,
             "best": {"policy": best_name, "ratio": ratios.get(best_name)} if best_name
             else None,
-            "lowest": {"policy": lowest, "ratio": family[lowest]} if lowest else None,
-            "oracle": ratios.get(ORACLE)}
+            "lowest": _lowest_in_family(ratios), "oracle": ratios.get(ORACLE)}
 
 
 def summarize(reports: dict[str, dict[str, Any]], directs: dict[str, str | None],
               titles: dict[str, str], command: str,
-              built: dict[str, str] | None = None) -> dict[str, Any]:
-    """The summary of every bench run (``reports``: name → report data)."""
+              built: dict[str, str] | None = None,
+              outcomes: dict[str, Outcomes] | None = None) -> dict[str, Any]:
+    """The summary of every bench run (``reports``: name → report data; ``outcomes``: name
+    → each question's id and hits, for the topic switches' own direct rate)."""
     first = next(iter(reports.values()), {})
     benches = {}
     for name, data in reports.items():
         direct = directs.get(name)
+        paired = (switch_direct(outcomes[name], outcomes[direct])
+                  if outcomes and direct and name in outcomes and direct in outcomes else None)
         benches[name] = {"title": titles.get(name, name),
                          **bench_summary(data, reports.get(direct) if direct else None,
-                                         direct),
+                                         direct, paired),
                          "built": (built or {}).get(name, ""),
                          "report": f"{name}/report.md",
                          "wall_seconds": data.get("wall_seconds")}
@@ -161,8 +188,8 @@ def summary_table(summary: dict[str, Any]) -> str:
     """One row per bench: the best ladder-family policy and its margin, routing, keep."""
     rows = ["| bench | questions | best ladder-family policy | hit rate | mean tokens | curve "
             "margin | gold first | gold in 4 shown | several gold: first / all in 4 | keep: "
-            "best policy | keep: lowest in family | keep: ladder-oracle | topic switch / direct: "
-            "lowest in family |",
+            "best policy | keep: lowest in family | keep: ladder-oracle | topic switch / same "
+            "questions direct: lowest in family (/ whole direct bench) |",
             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, b in summary["benches"].items():
         best = b["best"]
@@ -185,11 +212,14 @@ def _keep_cells(keep: dict[str, Any] | None) -> list[str]:
         return ["–", "–", "–", "–"]
     if not keep["ran"]:
         return [f"(run {keep['direct']} too)"] * 4
-    best, lowest, switch = keep["best"], keep["lowest"], keep.get("switch_lowest")
+    best, lowest = keep["best"], keep["lowest"]
+    switch, whole = keep.get("switch_lowest"), keep.get("switch_lowest_whole")
     return [f"{_ratio(best['ratio'])} ({best['policy']})" if best else "–",
             f"{_ratio(lowest['ratio'])} ({lowest['policy']})" if lowest else "–",
             _ratio(keep["oracle"]),
-            f"{_ratio(switch['ratio'])} ({switch['policy']})" if switch else "–"]
+            (f"{_ratio(switch['ratio'])} ({switch['policy']})" if switch else "–")
+            + (f" (/ {_ratio(whole['ratio'])}, {whole['policy']})"
+               if whole and whole != switch else "")]
 
 
 def keep_table(summary: dict[str, Any]) -> str | None:
@@ -254,7 +284,10 @@ KEEP_NOTE = ("Curve margin: hit rate minus the fragments curve at the policy's m
              "note first / every gold note within the 4 shown. Keep: the follow-up hit rate "
              "divided by the same policy's hit rate on the direct questions (the follow-up "
              "bench's best policy, the lowest ladder-family ratio, and ladder-oracle's); the "
-             "example store's follow-ups have no direct version, so no keep ratio.")
+             "topic switches' hit rate is divided by the same questions' direct hit rate "
+             "(and, in brackets, by the whole direct bench's, a harder or easier subset "
+             "apart); the example store's follow-ups have no direct version, so no keep "
+             "ratio.")
 
 
 def _pct(value: float) -> str:

@@ -117,6 +117,18 @@ def test_suggest_keeps_the_one_note_a_message_settles_on(lib: Notes, talk: str,
     assert lib.recall(message, 600, talk).groups == lib.recall(message, 600).groups
 
 
+def test_a_named_note_the_blend_pushed_past_the_limit_is_still_kept_first(lib: Notes) -> None:
+    """The example store's topic switch: the message names product/verifactu (its whole
+    title) but the Redis talk lifts three notes above it, so a 3-note route (recall's) cut
+    it off before the naming rule ran; recall then answered from the Redis notes."""
+    asked = "Unrelated: how does the Verifactu hash chaining work, and how is it serialised?"
+    talk = ("Going over the Redis instances on Memorystore. Two since March: the broker "
+            "with `noeviction` and the cache with `allkeys-lru`.")
+    assert [h.note for h in lib.suggest(asked, 3, talk, by_blocks=False).hits][0] == \
+        "product/verifactu"
+    assert lib.recall(asked, 2000, talk).groups == lib.recall(asked, 2000).groups
+
+
 def test_suggest_still_follows_the_conversation_for_a_vague_message(lib: Notes) -> None:
     assert lib.suggest("¿y las alertas?", 3, REDIS_CONTEXT).hits[0].note in REDIS_NOTES
 

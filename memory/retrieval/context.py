@@ -30,9 +30,10 @@ Three rules keep the context from going against the message:
   word of its title or file name ("¿quién es Jonas?" and people/jonas-becker, after a talk
   about Redis), is passed by no note that scores lower on the message, whatever the context,
   the session prior or coverage's context words add; ``recall`` then routes and ranks its
-  blocks by the message alone. One title word alone is not enough: vague follow-ups say a
-  note's generic title words ("app", "facturas") and need the conversation;
- the topic is settled, and the message's match on a
+  blocks by the message alone (as it does when the note routed first is one the message
+  names). One title word alone is not enough: vague follow-ups say a note's generic title
+  words ("app", "facturas") and need the conversation;
+- **inside one note** (``section_map``) the topic is settled, and the message's match on a
   section is direct evidence: the context adds at most ``share × M`` to a section, where
   ``M`` is the message's best section score (the context's best when the message matches
   nothing in the note) and ``share`` (:func:`context_share`) goes from ``CONTEXT_SHARE``
@@ -98,13 +99,16 @@ def context_share(words: int) -> float:
 
 
 def blended_search(search: Callable[[ParsedQuery, int | None], Found[Doc]],
-                   parsed: ParsedQuery, limit: int | None, about: float | None = None
-                   ) -> Blended[Doc]:
+                   parsed: ParsedQuery, limit: int | None, about: float | None = None,
+                   keep_own: bool = False) -> Blended[Doc]:
     """``search(query, limit)`` for the message, and for its context when it has one,
     blended: the best ``limit`` hits (None: all), each with the message's matched words
     then the context's, and how many documents matched (the larger of the two counts: the
     union is not counted). With ``about`` (0 to 1: inside one note, see :func:`aboutness`)
-    the lift is the bounded one of the module's doc, scaled by ``about``."""
+    the lift is the bounded one of the module's doc, scaled by ``about``. With
+    ``keep_own`` the message's own best ``limit`` documents the blend pushed past ``limit``
+    follow the best ``limit`` hits (in blended order), so a rule that keeps what the message
+    names ahead (:func:`keep_named_first`) still finds them."""
     message, context = split(parsed)
     weight = context_weight(len(message.words), len(parsed.context)) if about is None \
         else about
@@ -132,6 +136,9 @@ def blended_search(search: Callable[[ParsedQuery, int | None], Found[Doc]],
     order = {key: n for n, key in enumerate(merged)}
     ranked = sorted(merged, key=lambda key: (-blended[key], order[key]))
     shown = ranked if limit is None else ranked[:limit]
+    if keep_own and limit is not None:
+        own = set(sorted(scores, key=lambda k: -scores[k])[:limit])
+        shown += [k for k in ranked[limit:] if k in own]
     return Blended([dataclasses.replace(merged[k], score=round(blended[k], 4)) for k in shown],
                    max(message_total, context_total, len(merged)), scores)
 

@@ -197,7 +197,8 @@ class Ladder:
         # with the levers off, the levers' routing when one is on; block-route for the
         # message alone, so the context's clearest paragraph does not lift its note
         found = blended_search(lambda part, size: route_notes(
-            self, part, size or pool, by_blocks and part.words == parsed.words), parsed, pool)
+            self, part, size or pool, by_blocks and part.words == parsed.words), parsed, pool,
+            keep_own=True)
         words = [w[1] for w in parsed.words]
         hits, total = keep_named_first(found.hits, found.message,
                                        lambda note: self._names(note, words), limit), found.total
@@ -273,6 +274,10 @@ class Ladder:
 
     def count(self, text: str, remember: bool = True) -> int:
         return self.counter.count(text, remember=remember)
+
+    def names_note(self, note_id: str, words: list[str]) -> bool:
+        """Whether the message's exact terms name the note (:func:`names`)."""
+        return self._names(note_id, words)
 
     def _names(self, note_id: str, words: list[str],
                test: Callable[[list[str], str, str], bool] = names) -> bool:

@@ -26,7 +26,7 @@ from memory.model.note import Block
 from memory.model.text import split_lines
 from memory.model.timeexpr import asks_when, dated_inside, find_ranges, mentions_time
 from memory.retrieval.answers import label
-from memory.retrieval.ladder import Ladder
+from memory.retrieval.ladder import Ladder, Suggestions
 from memory.retrieval.levers import Levers
 from memory.retrieval.zoom import BlockRange, block_ref, own_blocks
 from memory.state.store import LoadedNote
@@ -127,8 +127,8 @@ def gather(ladder: Ladder, query: str, context: str | None = None,
     # the notes' own BM25F weighs them (block-route left out): each block is scored itself
     routed = ladder.suggest(query, ROUTE_NOTES, context, prior=prior, today=today,
                             by_blocks=False)
-    if routed.settled is not None and context:  # the message settles its own topic: it is
-        parsed = parse_query(query)  # routed and its blocks ranked as if asked directly
+    if context and _settles(ladder, parsed, routed):  # the message settles its own topic:
+        parsed = parse_query(query)  # it is routed and its blocks ranked as if asked directly
         routed = ladder.suggest(query, ROUTE_NOTES, prior=prior, today=today,
                                 by_blocks=False)
     note_scores = _normalised({h.note: h.score for h in routed.hits}) if hierarchy else {}
@@ -143,6 +143,15 @@ def gather(ladder: Ladder, query: str, context: str | None = None,
     if levers.neighbours or levers.replies:
         units = with_neighbours(ladder, units, seen)
     return Gathered(query, routed.hits[0].note if routed.hits else None, tuple(units))
+
+
+def _settles(ladder: Ladder, parsed: ParsedQuery, routed: Suggestions) -> bool:
+    """Whether the message settles its own topic despite its context: ``suggest`` found the
+    note it settles on, or the note routed first is one the message names."""
+    if routed.settled is not None:
+        return True
+    return bool(routed.hits) and ladder.names_note(routed.hits[0].note,
+                                                   [w[1] for w in parsed.words])
 
 
 def fill(ladder: Ladder, gathered: Gathered, budget: int) -> Recalled:

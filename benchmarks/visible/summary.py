@@ -189,7 +189,7 @@ def summary_table(summary: dict[str, Any]) -> str:
     rows = ["| bench | questions | best ladder-family policy | hit rate | mean tokens | curve "
             "margin | gold first | gold in 4 shown | several gold: first / all in 4 | keep: "
             "best policy | keep: lowest in family | keep: ladder-oracle | topic switch / same "
-            "questions direct: lowest in family (/ whole direct bench) |",
+            "questions direct: lowest in family; whole direct bench |",
             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, b in summary["benches"].items():
         best = b["best"]
@@ -218,7 +218,7 @@ def _keep_cells(keep: dict[str, Any] | None) -> list[str]:
             f"{_ratio(lowest['ratio'])} ({lowest['policy']})" if lowest else "–",
             _ratio(keep["oracle"]),
             (f"{_ratio(switch['ratio'])} ({switch['policy']})" if switch else "–")
-            + (f" (/ {_ratio(whole['ratio'])}, {whole['policy']})"
+            + (f"; whole bench {_ratio(whole['ratio'])} ({whole['policy']})"
                if whole and whole != switch else "")]
 
 
@@ -285,8 +285,8 @@ KEEP_NOTE = ("Curve margin: hit rate minus the fragments curve at the policy's m
              "divided by the same policy's hit rate on the direct questions (the follow-up "
              "bench's best policy, the lowest ladder-family ratio, and ladder-oracle's); the "
              "topic switches' hit rate is divided by the same questions' direct hit rate "
-             "(and, in brackets, by the whole direct bench's, a harder or easier subset "
-             "apart); the example store's follow-ups have no direct version, so no keep "
+             "(and, after it, by the whole direct bench's: a subset of other difficulty, so "
+             "not the target); the example store's follow-ups have no direct version, so no keep "
              "ratio.")
 
 

@@ -218,9 +218,7 @@ def names(words: Iterable[str], title: str, note_id: str) -> bool:
     note; aliases and tags do not either (they are the broad words a note shares with
     others). Words are the same when equal, or one is the other with a plural -s/-es."""
     said = list(words)
-    title_words = set(exact_terms(title))
-    file_words = set(exact_terms(note_id.rpartition("/")[2].replace("-", " ")
-                                 .replace("_", " ")))
+    title_words, file_words = _name_words(title, note_id)
 
     def held(terms: set[str]) -> set[str]:
         return {t for t in terms if any(_same(w, t) for w in said)}
@@ -235,9 +233,14 @@ def mentions(words: Iterable[str], title: str, note_id: str) -> bool:
     """Whether a message's exact terms hold a word (not a number) of a note's title or file
     name: less than naming it, and enough beside a message that settles on the note."""
     said = list(words)
-    named = set(exact_terms(title)) | set(exact_terms(
-        note_id.rpartition("/")[2].replace("-", " ").replace("_", " ")))
-    return any(_same(w, t) for t in named if not t.isdigit() for w in said)
+    title_words, file_words = _name_words(title, note_id)
+    return any(_same(w, t) for t in title_words | file_words if not t.isdigit() for w in said)
+
+
+def _name_words(title: str, note_id: str) -> tuple[set[str], set[str]]:
+    """The exact terms of a note's title and of its file name (``rotate-secrets``)."""
+    file_name = note_id.rpartition("/")[2].replace("-", " ").replace("_", " ")
+    return set(exact_terms(title)), set(exact_terms(file_name))
 
 
 def _same(a: str, b: str) -> bool:

@@ -417,3 +417,26 @@ def test_whoosh_is_imported_only_when_a_whoosh_index_is_made(store_dir: Path) ->
     if HAS_TANTIVY:
         assert seen["tantivy"][0] == "[]"
         assert "whoosh" not in seen["tantivy"][2] and "'tantivy'" in seen["tantivy"][2]
+
+
+TIED = "# Kiwi\n\n## Estado vigente\n- The kiwi grows {where}.\n"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_equal_scores_come_in_note_order_however_the_index_was_written(
+        backend: str, tmp_path: Path) -> None:
+    """Three notes that score alike come by note id, before and after one of them is
+    written again (an edit re-adds its documents at the end of the index, the order a
+    backend keeps ties in), and a cut inside the tie keeps the first by id."""
+    for name in ("kiwi-one", "kiwi-two", "kiwi-three"):
+        (tmp_path / f"{name}.md").write_text(TIED.format(where="here"), encoding="utf-8")
+    notes = open_notes(tmp_path, backend)
+    in_order = ["kiwi-one", "kiwi-three", "kiwi-two"]
+    assert [h.note for h in notes.suggest("kiwi").hits] == in_order
+    (tmp_path / "kiwi-one.md").write_text(TIED.format(where="there"), encoding="utf-8")
+    hits = notes.suggest("kiwi").hits
+    assert len({round(h.score, 6) for h in hits}) == 1, hits  # still a tie
+    assert [h.note for h in hits] == in_order
+    assert [h.note for h in notes.suggest("kiwi", limit=2).hits] == in_order[:2]
+    assert [g.note for g in notes.recall("kiwi", budget=100).groups][:1] == ["kiwi-one"]
+    notes.close()

@@ -73,15 +73,19 @@ def one_process_build(tmp_path_factory: pytest.TempPathFactory) -> Built:
 
 
 def answers(notes: Notes) -> list[object]:
-    """Every golden question's hits and scores, and the map of its gold note, with equal
-    scores put in name order (only their order may differ between builds)."""
+    """Every golden question's hits and scores, the map of its gold note and what recall
+    gathers for it, each in the order given: equal scores come in note-id and position
+    order (memory.index.stored.tie_key), so not even their order may differ between
+    builds."""
     seen: list[object] = []
     for case in GOLDEN:
         hits = notes.suggest(case["question"], limit=8).hits
-        seen.append(sorted((-round(h.score, 6), h.note) for h in hits))
+        seen.append([(round(h.score, 6), h.note) for h in hits])
         section_map = notes.section_map(case["note"], query=case["question"])
-        seen.append(sorted((-round(row.score or 0.0, 6), row.id, row.tokens)
-                           for row in section_map.rows))
+        seen.append([(round(row.score or 0.0, 6), row.id, row.tokens)
+                     for row in section_map.rows])
+        recalled = notes.recall(case["question"], budget=600)
+        seen.append([(group.note, group.ref, group.tokens) for group in recalled.groups])
     return seen
 
 

@@ -7,7 +7,7 @@ into these types, so the ladder, the API and the bench never read a backend's re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
@@ -80,6 +80,39 @@ class SearchHit(Generic[Doc]):
 
 
 Found: TypeAlias = tuple[list[SearchHit[Doc]], int]  # best hits first; how many matched
+
+
+def tie_key(fields: Mapping[str, Any]) -> tuple[str, int, str]:
+    """The order of hits with equal scores: by note id, then by where they start in the
+    note, then by id. A backend's own order among ties is the order its documents were
+    written in, which a parallel build (one segment per worker) changes from one build to
+    the next; with this key the same store gives the same hits however it was indexed."""
+    start, _ = fields.get("lines") or (0, 0)
+    return str(fields.get("note_id") or ""), int(start), str(fields.get("id") or "")
+
+
+def tied_reach(scores: Sequence[float], limit: int | None) -> int:
+    """How many of the best scores (sorted best first) to load so that every hit tied
+    with the last one kept is among them: ``limit``, and past it while the score equals
+    the ``limit``-th."""
+    if limit is None or limit >= len(scores):
+        return len(scores)
+    if limit <= 0:
+        return 0
+    last, reach = scores[limit - 1], limit
+    while reach < len(scores) and scores[reach] >= last:
+        reach += 1
+    return reach
+
+
+Hit = TypeVar("Hit", bound=tuple[dict[str, Any], float, tuple[str, ...]])
+
+
+def settle_ties(hits: list[Hit], limit: int | None) -> list[Hit]:
+    """Hits (stored fields, score, matched words) best first with ties in :func:`tie_key`
+    order, cut to ``limit``."""
+    ordered = sorted(hits, key=lambda hit: (-hit[1], tie_key(hit[0])))
+    return ordered if limit is None else ordered[:limit]
 
 
 def _text(value: object) -> str | None:

@@ -17,7 +17,15 @@ import tantivy
 
 from memory.index.documents import KIND_FIELDS, STEM_BOOST, STEM_FIELD
 from memory.index.query import ParsedQuery
-from memory.index.stored import Found, PartKind, SearchHit, StoredNote, StoredPart
+from memory.index.stored import (
+    Found,
+    PartKind,
+    SearchHit,
+    StoredNote,
+    StoredPart,
+    settle_ties,
+    tied_reach,
+)
 from memory.index.tantivy import schema as ts
 
 Word = tuple[str, list[str], list[str], float]  # word, exact terms, stem terms, weight
@@ -71,15 +79,28 @@ class TantivySearcher:
         query = _scoped(schema, _or_query(schema, kind, words), note_id)
         size = limit if limit is not None else max(1, searcher.num_docs)
         result = searcher.search(query, size, count=True)
+        while _cut_in_a_tie(result.hits, limit, size, searcher.num_docs):
+            size = min(2 * size, searcher.num_docs)
+            result = searcher.search(query, size, count=True)
+        reach = tied_reach([score for score, _ in result.hits], limit)
         stored = [(score, address, ts.stored_fields(searcher.doc(address)))
-                  for score, address in result.hits]
+                  for score, address in result.hits[:reach]]
         matched = _matched_words(searcher, schema, kind, words,
                                  {_key(a): str(f["id"]) for _, a, f in stored})
         order = [w[0] for w in words]
         hits = [(fields, float(score),
                  tuple(sorted(matched.get(_key(address), ()), key=order.index)))
                 for score, address, fields in stored]
-        return hits, int(result.count or 0)
+        return settle_ties(hits, limit), int(result.count or 0)
+
+
+def _cut_in_a_tie(hits: list[tuple[float, Any]], limit: int | None, size: int,
+                  documents: int) -> bool:
+    """Whether tantivy's top ``size`` may have cut hits tied with the ``limit``-th off:
+    the last one fetched scores as the ``limit``-th and there are documents past it."""
+    if limit is None or limit <= 0 or len(hits) < size or size >= documents:
+        return False
+    return bool(hits[-1][0] >= hits[limit - 1][0])
 
 
 def analyzed_words(parsed: ParsedQuery) -> list[Word]:

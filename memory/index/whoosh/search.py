@@ -17,7 +17,15 @@ from whoosh.scoring import BM25F
 
 from memory.index.documents import FIELD_KIND, KIND_FIELDS, STEM_FIELD
 from memory.index.query import ParsedQuery
-from memory.index.stored import Found, PartKind, SearchHit, StoredNote, StoredPart
+from memory.index.stored import (
+    Found,
+    PartKind,
+    SearchHit,
+    StoredNote,
+    StoredPart,
+    settle_ties,
+    tied_reach,
+)
 from memory.index.whoosh.analysis import stem_term
 
 Terms = tuple[str, str, str, float]  # word, exact term, stem term, weight
@@ -85,10 +93,13 @@ def search(searcher: Any, parsed: ParsedQuery, kind: str, limit: int | None,
     # matching documents, and Whoosh's top-k shortcut, which skips blocks by their quality
     # bound, can drop a better document once KindBM25F has replaced the idf and average
     # lengths.
+    # Ties at the cut are all loaded and ordered by tie_key: Whoosh's own order among them
+    # is the order of the segments, which a parallel build changes.
     results = searcher.search(query, limit=None, terms=True)
-    shown = results[:limit] if limit is not None else results
-    hits = [(dict(hit.fields()), float(hit.score), _matched(hit, terms)) for hit in shown]
-    return hits, len(results)
+    reach = tied_reach([score for score, _ in results.top_n], limit)
+    hits = [(dict(hit.fields()), float(hit.score), _matched(hit, terms))
+            for hit in results[:reach]]
+    return settle_ties(hits, limit), len(results)
 
 
 def _matched(hit: Any, terms: list[Terms]) -> tuple[str, ...]:

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory.errors import (
     IndexUnavailable,
     InvalidArgument,
-    NotesError,
 )
 from memory.index import (
     Found,
@@ -200,8 +199,9 @@ class Ladder:
             self, part, size or pool, by_blocks and part.words == parsed.words), parsed, pool,
             keep_own=True)
         words = [w[1] for w in parsed.words]
-        hits, total = keep_named_first(found.hits, found.message,
-                                       lambda note: self._names(note, words), limit), found.total
+        titles = {hit.doc.note_id: hit.doc.title for hit in found.hits}
+        hits, total = keep_named_first(found.hits, found.message, lambda note: self._names(
+            note, words, titles=titles), limit), found.total
         ranked = with_prior(with_dates(self, parsed, hits, ranges),
                             prior or {}, len(parsed.words), self._note_fields)
         if self.levers.coverage and by_blocks:
@@ -209,7 +209,7 @@ class Ladder:
         if self.levers.semantic:
             ranked = self.router().rerank(query, ranked)
         settled = settled_note(found.message, lambda note: self._names(
-            note, words, mentions)) if parsed.context or prior else None
+            note, words, mentions, titles)) if parsed.context or prior else None
         if settled is not None:
             ranked = keep_ahead(ranked, found.message, {settled})
         total += len(ranked) - len(hits)  # notes the prior added count among the candidates
@@ -280,14 +280,20 @@ class Ladder:
         return self._names(note_id, words)
 
     def _names(self, note_id: str, words: list[str],
-               test: Callable[[list[str], str, str], bool] = names) -> bool:
+               test: Callable[[list[str], str, str], bool] = names,
+               titles: Mapping[str, str] | None = None) -> bool:
         """Whether the message's exact terms name the note (its title or file name; or
-        what ``test`` asks of them); a note that cannot be read now is named by nothing."""
-        try:
-            note = self.store.load(note_id).note
-        except NotesError:
-            return False
-        return test(words, note.title, note_id)
+        what ``test`` asks of them). The title is the one a hit of this search holds
+        (``titles``) or the index's, which ``suggest`` has just refreshed: reading the
+        note's file for it cost a parse on the hook's path. A note the index no longer
+        holds is named by nothing."""
+        title = (titles or {}).get(note_id)
+        if title is None:
+            stored = self._note_fields(note_id)
+            if stored is None:
+                return False
+            title = stored.title
+        return test(words, title, note_id)
 
     def _note_fields(self, note_id: str) -> StoredNote | None:
         """What ``suggest`` shows of a note that matched no word: what the index holds of

@@ -440,3 +440,21 @@ def test_equal_scores_come_in_note_order_however_the_index_was_written(
     assert [h.note for h in notes.suggest("kiwi", limit=2).hits] == in_order[:2]
     assert [g.note for g in notes.recall("kiwi", budget=100).groups][:1] == ["kiwi-one"]
     notes.close()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_irregular_past_form_matches_its_base_verb(backend: str, tmp_path: Path) -> None:
+    """"choose" finds the note that says "chose", "go" the one that says "went", in the
+    stemmed fields of both backends (the exact fields keep the word as written)."""
+    (tmp_path / "database.md").write_text(
+        "# Database\n\n## Estado vigente\n- We chose Postgres after we went to the meetup.\n",
+        encoding="utf-8")
+    (tmp_path / "other.md").write_text(
+        "# Other\n\n## Estado vigente\n- Postgres and MySQL were compared at length here.\n",
+        encoding="utf-8")
+    notes = open_notes(tmp_path, backend)
+    hits = notes.suggest("why did we choose postgres, and where did we go").hits
+    assert hits[0].note == "database"
+    assert {"choose", "go"} <= set(hits[0].matched), hits[0]
+    assert notes.index.stem_terms("we chose") == notes.index.stem_terms("we choose")
+    notes.close()

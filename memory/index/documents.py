@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from memory.index.words import base_forms
 from memory.state.store import LoadedNote
 from memory.state.tokens import TokenCounter
 
@@ -84,7 +85,7 @@ def _note_document(loaded: LoadedNote, mtime_ns: int, size: int,
     return {
         "id": loaded.note_id, "note_id": loaded.note_id, "kind": "note", "section": "",
         "title": note.title, "keywords": keywords, "state": state.text if state else "",
-        "body": body, "stem": f"{note.title}\n{keywords}\n{body}",
+        "body": body, "stem": base_forms(f"{note.title}\n{keywords}\n{body}"),
         "tokens": tokens[""], "state_tokens": tokens[state.id] if state else 0,
         "digest": loaded.digest, "mtime_ns": mtime_ns, "size": size,
         "entries": len(note.entries), "date": max((e.date or "" for e in note.entries),
@@ -106,7 +107,7 @@ def _section_document(note_id: str, section: Section, tokens: int,
     return {
         "id": f"{note_id}#{section.id}", "note_id": note_id, "kind": "section",
         "section": section.id, "label": section.title, "s_title": section.title,
-        "s_body": text, "s_stem": text, "date": section.date,
+        "s_body": text, "s_stem": base_forms(text), "date": section.date,
         "tokens": tokens,
         "lines": (section.start, section.end),
     }
@@ -120,7 +121,7 @@ def _block_documents(note_id: str, section: Section,
         yield {
             "id": f"{note_id}#{section.id}@{number}", "note_id": note_id, "kind": "paragraph",
             "section": section.id, "label": section.title, "p_title": section.title,
-            "p_body": block.text, "p_stem": block.text, "date": section.date,
+            "p_body": block.text, "p_stem": base_forms(block.text), "date": section.date,
             "lines": (block.start, block.end),
         }
 

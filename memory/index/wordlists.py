@@ -162,3 +162,44 @@ ACCENTS: dict[str, str] = {  # target letter: every character folded to it
         "\u0179\u017a\u017b\u017c\u017d\u017e\u01b5\u01b6\u01ba\u01ee\u01ef\u0224\u0225\u0290"
         "\u0291\u1e90\u1e91\u1e92\u1e93\u1e94\u1e95\u2c6b\u2c6c\uff5a"),
 }
+
+# English irregular past tenses and participles with their base verb: a question asks "when
+# did she choose", a turn says "I chose". The Snowball stemmer joins regular forms (added,
+# adding, add) but leaves these apart. Forms that are as often another word are left out
+# (bit, drew, felt, found, left, lay, rose, saw, shot, rung, fell), so are forms equal to
+# their base (cost, put) and the stop words (was, had, did).
+_IRREGULAR = (
+    "arose arisen:arise awoke awoken:awake bore borne:bear beaten:beat became:become "
+    "began begun:begin bent:bend bitten:bite bled:bleed blew blown:blow broke broken:break "
+    "bred:breed brought:bring built:build burnt:burn bought:buy caught:catch "
+    "chose chosen:choose clung:cling came:come crept:creep dealt:deal dug:dig drawn:draw "
+    "dreamt:dream drank drunk:drink drove driven:drive ate eaten:eat fallen:fall fed:feed "
+    "fought:fight fled:flee flung:fling flew flown:fly forbade forbidden:forbid "
+    "forgot forgotten:forget forgave forgiven:forgive froze frozen:freeze got gotten:get "
+    "gave given:give went gone:go grew grown:grow hung:hang heard:hear hid hidden:hide "
+    "held:hold kept:keep knelt:kneel knew known:know laid:lay led:lead leapt:leap "
+    "learnt:learn lent:lend lit:light lost:lose made:make meant:mean met:meet paid:pay "
+    "proven:prove rode ridden:ride rang:ring risen:rise ran:run said:say sought:seek "
+    "sold:sell sent:send shook shaken:shake shone:shine shown:show shrank shrunk:shrink "
+    "sang sung:sing sank sunk:sink sat:sit slept:sleep slid:slide spoke spoken:speak "
+    "sped:speed spent:spend spun:spin spat:spit sprang sprung:spring stole stolen:steal "
+    "stuck:stick stung:sting stank:stink strode:stride struck:strike strove striven:strive "
+    "swore sworn:swear swept:sweep swam swum:swim swung:swing took taken:take taught:teach "
+    "tore torn:tear told:tell thought:think threw thrown:throw understood:understand "
+    "woke woken:wake wore worn:wear wove woven:weave wept:weep won:win wrote written:write "
+    "withdrew withdrawn:withdraw overcame:overcome undertook undertaken:undertake")
+
+
+def _base_verbs(pairs: str) -> dict[str, str]:
+    table: dict[str, str] = {}
+    forms: list[str] = []
+    for token in pairs.split():
+        last, colon, base = token.partition(":")
+        forms.append(last)
+        if colon:
+            table.update(dict.fromkeys(forms, base))
+            forms = []
+    return table
+
+
+ENGLISH_IRREGULAR = _base_verbs(_IRREGULAR)

@@ -11,7 +11,8 @@ A query's words and the index's exact terms are made by the same steps:
 The lists are data (:mod:`memory.index.wordlists`), so the query's words, promotion's word
 sets and the tantivy analyzers need no Whoosh. Whoosh's analyzers are built from the same
 lists (:mod:`memory.index.whoosh.analysis`) and add the stemmed terms, which are each
-backend's own.
+backend's own, made from the text with English irregular past forms put as their base verb
+(:func:`base_forms`) on both sides.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from memory.index.wordlists import ACCENTS, ENGLISH, SPANISH
+from memory.index.wordlists import ACCENTS, ENGLISH, ENGLISH_IRREGULAR, SPANISH
 from memory.model.text import fold
 
-ANALYZER_VERSION = 4  # in each index's version.json: a change rebuilds the indexes
+# in each index's version.json: a change rebuilds the indexes (5: irregular English verbs
+# stem as their base verb, base_forms)
+ANALYZER_VERSION = 5
 KEEP_WORDS = frozenset({"estado", "estados"})
 WORD_PATTERN = r"\w+"
 _WORD = re.compile(WORD_PATTERN)
@@ -69,3 +72,15 @@ def query_words(text: str) -> list[tuple[str, str]]:
         seen.add(word)
         out.append((word, exact[0]))
     return out
+
+
+def base_forms(text: str) -> str:
+    """``text`` with each English irregular past form put as its base verb (``chose`` →
+    ``choose``): what the stemmed fields and terms are made from, on the index side and
+    the query side alike, so the stemmer joins them as it joins ``added`` and ``add``."""
+    return _WORD.sub(_base_form, text)
+
+
+def _base_form(match: re.Match[str]) -> str:
+    word = match.group(0)
+    return ENGLISH_IRREGULAR.get(word.lower(), word)

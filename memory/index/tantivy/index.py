@@ -32,6 +32,7 @@ from memory.index.tantivy import files as tf
 from memory.index.tantivy import schema as ts
 from memory.index.tantivy.files import IndexBusy, IndexDamaged, LiveFiles
 from memory.index.tantivy.search import TantivySearcher
+from memory.index.words import base_forms
 from memory.state.store import Store
 from memory.state.tokens import TokenCounter
 
@@ -62,7 +63,7 @@ class TantivyIndex(IndexLifecycle[Indexes]):
         return ts.version()
 
     def stem_terms(self, text: str) -> frozenset[str]:
-        return frozenset(ts.stem_analyzer().analyze(text))
+        return frozenset(ts.stem_analyzer().analyze(base_forms(text)))
 
     def _present(self) -> bool:
         return all((self.dir / kind / "meta.json").is_file() for kind in ts.KINDS)

@@ -27,6 +27,7 @@ from memory.index.stored import (
     tied_reach,
 )
 from memory.index.tantivy import schema as ts
+from memory.index.words import base_forms
 
 Word = tuple[str, list[str], list[str], float]  # word, exact terms, stem terms, weight
 
@@ -113,7 +114,7 @@ def analyzed_words(parsed: ParsedQuery) -> list[Word]:
         if not exact or word in seen:
             continue
         seen.add(word)
-        out.append((word, exact, ts.stem_analyzer().analyze(word) or exact, weight))
+        out.append((word, exact, ts.stem_analyzer().analyze(base_forms(word)) or exact, weight))
     return out
 
 

@@ -26,7 +26,7 @@ from whoosh.analysis import (
     StemFilter,
 )
 
-from memory.index.words import WORD_PATTERN, accent_table, stop_words
+from memory.index.words import WORD_PATTERN, accent_table, base_forms, stop_words
 from memory.model.text import fold
 
 
@@ -66,7 +66,7 @@ def terms(text: str, analyzer: Any) -> list[str]:
 @lru_cache(maxsize=4096)
 def stem_term(word: str, exact: str) -> str:
     """A query word's stemmed term (its exact term when stemming leaves nothing)."""
-    stem = terms(word, stem_analyzer())
+    stem = terms(base_forms(word), stem_analyzer())
     return stem[0] if stem else exact
 
 
@@ -77,7 +77,7 @@ _WORD = re.compile(WORD_PATTERN)
 def _stem_word(word: str) -> str | None:
     """One token's stemmed term (the analyzer on the token alone: the tokenizer matches it
     whole, so the term is the one it has in any text); none for a stop word."""
-    stem = terms(word, stem_analyzer())
+    stem = terms(base_forms(word), stem_analyzer())
     return stem[0] if stem else None
 
 

@@ -43,7 +43,9 @@ Three rules keep the context from going against the message:
   context over the best note's), so a talk about Redis does not pick the sections of
   howto/rotate-secrets by its generic words ("key", "instance").
 
-The context only ever adds: no document scores less than the message alone gives it.
+The context only ever adds: no document scores less than the message alone gives it. The
+session's own reading is context too: :func:`with_prior` lifts the notes read lately, more
+for vaguer messages.
 """
 
 from __future__ import annotations
@@ -265,3 +267,28 @@ def aboutness(note_id: str, parsed: ParsedQuery,
 
 def _key(doc: StoredNote | StoredPart) -> str:
     return doc.note_id if isinstance(doc, StoredNote) else doc.id
+
+
+PRIOR_WEIGHT = 1.0  # share of the best score a note read just now gains (see with_prior)
+
+
+def with_prior(hits: list[SearchHit[StoredNote]], prior: dict[str, float], words: int,
+               unmatched: Callable[[str], StoredNote | None]) -> list[SearchHit[StoredNote]]:
+    """Hits re-ranked with the session prior. The vaguer the message (the fewer its own
+    words: 1 word counts fully, 5 or more not at all), the more a note read lately gains:
+    up to ``PRIOR_WEIGHT`` × the best score × its prior. So "y el lag?" stays with the note
+    at hand, while a message that names another topic still goes there. A prior note that
+    matched nothing joins with half that gain (so it stays below the best note that matched
+    the message), with the fields ``unmatched(note)`` gives (none: the note is gone)."""
+    vague = vagueness(words)
+    if not prior or vague <= 0:
+        return hits
+    lift = PRIOR_WEIGHT * vague * max((h.score for h in hits), default=1.0)
+    lifted = [dataclasses.replace(h, score=round(h.score + lift * prior.get(
+        h.doc.note_id, 0.0), 2)) for h in hits]
+    seen = {h.doc.note_id for h in hits}
+    for note, weight in prior.items():
+        stored = unmatched(note) if note not in seen else None
+        if stored is not None:
+            lifted.append(SearchHit(stored, round(lift * weight / 2, 2), ()))
+    return sorted(lifted, key=lambda h: -h.score)

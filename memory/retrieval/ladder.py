@@ -7,7 +7,6 @@ only notes whose files changed), and ``section_map``/``read_section`` parse the 
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,12 +20,10 @@ from memory.index import (
     Found,
     ParsedQuery,
     PartKind,
-    SearchHit,
     SearchIndex,
     StoredNote,
     StoredPart,
     parse_query,
-    vagueness,
 )
 from memory.retrieval.context import (
     aboutness,
@@ -36,6 +33,7 @@ from memory.retrieval.context import (
     mentions,
     names,
     settled_note,
+    with_prior,
 )
 from memory.retrieval.levers import DEFAULT, Levers
 from memory.retrieval.routing import DATE_NOTES, date_ranges, route_notes, with_dates
@@ -56,7 +54,6 @@ if TYPE_CHECKING:
 
 MAX_LIMIT = 50
 NOT_PICKED = ("header", "history")  # metadata, and the container of every entry
-PRIOR_WEIGHT = 1.0  # share of the best score a note read just now gains (see with_prior)
 MAP_ENTRIES = 8  # with a query, a map shows at most this many entries (the best ones)
 
 
@@ -395,28 +392,6 @@ class Ladder:
              zoom: tuple[Window, ...] = ()) -> MapRow:
         return MapRow(pos, section.id, section.kind, section.title, section.date,
                       self.counter.count(section.text), section.parent, score, zoom)
-
-
-def with_prior(hits: list[SearchHit[StoredNote]], prior: dict[str, float], words: int,
-               unmatched: Callable[[str], StoredNote | None]) -> list[SearchHit[StoredNote]]:
-    """Hits re-ranked with the session prior. The vaguer the message (the fewer its own
-    words: 1 word counts fully, 5 or more not at all), the more a note read lately gains:
-    up to ``PRIOR_WEIGHT`` × the best score × its prior. So "y el lag?" stays with the note
-    at hand, while a message that names another topic still goes there. A prior note that
-    matched nothing joins with half that gain (so it stays below the best note that matched
-    the message), with the fields ``unmatched(note)`` gives (none: the note is gone)."""
-    vague = vagueness(words)
-    if not prior or vague <= 0:
-        return hits
-    lift = PRIOR_WEIGHT * vague * max((h.score for h in hits), default=1.0)
-    lifted = [dataclasses.replace(h, score=round(h.score + lift * prior.get(
-        h.doc.note_id, 0.0), 2)) for h in hits]
-    seen = {h.doc.note_id for h in hits}
-    for note, weight in prior.items():
-        stored = unmatched(note) if note not in seen else None
-        if stored is not None:
-            lifted.append(SearchHit(stored, round(lift * weight / 2, 2), ()))
-    return sorted(lifted, key=lambda h: -h.score)
 
 
 def check_limit(limit: int) -> None:

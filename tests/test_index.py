@@ -17,6 +17,7 @@ import pytest
 from conftest import NOTES_BIN, RunCli, unprivileged
 from memory import Notes, load_config
 from memory.index import parse_query
+from memory.index.words import base_forms
 
 
 def test_an_edit_on_disk_is_seen_by_the_next_suggest(notes: Notes, store_dir: Path) -> None:
@@ -316,3 +317,10 @@ def test_a_watcher_callback_that_fails_is_reported_and_watching_goes_on(
     finally:
         debouncer.stopped.set()
         thread.join(timeout=5)
+
+
+def test_irregular_past_forms_become_their_base_verb_and_ambiguous_words_stay() -> None:
+    assert base_forms("She Chose it, went home and wrote.") == "She choose it, go home and write."
+    kept_as_written = "I left the bit I found; I saw a rose and fell, felt the shot"
+    assert base_forms(kept_as_written) == kept_as_written
+    assert base_forms("chosen_one chose2 elegí") == "chosen_one chose2 elegí"  # whole words only

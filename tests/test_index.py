@@ -17,6 +17,7 @@ import pytest
 from conftest import NOTES_BIN, RunCli, unprivileged
 from memory import Notes, load_config
 from memory.index import parse_query
+from memory.index.stored import settle_ties, tied_reach
 from memory.index.words import base_forms
 
 
@@ -324,3 +325,18 @@ def test_irregular_past_forms_become_their_base_verb_and_ambiguous_words_stay() 
     kept_as_written = "I left the bit I found; I saw a rose and fell, felt the shot"
     assert base_forms(kept_as_written) == kept_as_written
     assert base_forms("chosen_one chose2 elegí") == "chosen_one chose2 elegí"  # whole words only
+
+
+def test_scores_that_differ_in_their_last_bits_are_a_tie_in_note_order() -> None:
+    """Two builds can sum the same document's BM25 in another order (a segment without one
+    of the query's terms); the last bits must not decide which of two tied hits comes first,
+    nor which one a cut keeps."""
+    def hit(note: str, score: float) -> tuple[dict[str, object], float, tuple[str, ...]]:
+        return {"note_id": note, "id": note}, score, ()
+
+    one_build = [hit("b", 2.5 + 4e-16), hit("a", 2.5), hit("c", 1.0)]
+    other_build = [hit("a", 2.5 + 4e-16), hit("b", 2.5), hit("c", 1.0)]
+    for hits in (one_build, other_build):
+        assert tied_reach([h[1] for h in hits], 1) == 2
+        assert [h[0]["note_id"] for h in settle_ties(hits, 1)] == ["a"]
+        assert [h[0]["note_id"] for h in settle_ties(hits, None)] == ["a", "b", "c"]

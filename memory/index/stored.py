@@ -91,27 +91,34 @@ def tie_key(fields: Mapping[str, Any]) -> tuple[str, int, str]:
     return str(fields.get("note_id") or ""), int(start), str(fields.get("id") or "")
 
 
+SCORE_DIGITS = 6  # a hit's score is rounded to this many decimals (see settle_ties)
+
+
 def tied_reach(scores: Sequence[float], limit: int | None) -> int:
     """How many of the best scores (sorted best first) to load so that every hit tied
-    with the last one kept is among them: ``limit``, and past it while the score equals
-    the ``limit``-th."""
+    with the last one kept is among them: ``limit``, and past it while the score (rounded
+    as :func:`settle_ties` rounds it) equals the ``limit``-th."""
     if limit is None or limit >= len(scores):
         return len(scores)
     if limit <= 0:
         return 0
-    last, reach = scores[limit - 1], limit
-    while reach < len(scores) and scores[reach] >= last:
+    last, reach = round(scores[limit - 1], SCORE_DIGITS), limit
+    while reach < len(scores) and round(scores[reach], SCORE_DIGITS) >= last:
         reach += 1
     return reach
 
 
-Hit = TypeVar("Hit", bound=tuple[dict[str, Any], float, tuple[str, ...]])
+Hit: TypeAlias = tuple[dict[str, Any], float, tuple[str, ...]]  # stored fields, score, words
 
 
 def settle_ties(hits: list[Hit], limit: int | None) -> list[Hit]:
-    """Hits (stored fields, score, matched words) best first with ties in :func:`tie_key`
-    order, cut to ``limit``."""
-    ordered = sorted(hits, key=lambda hit: (-hit[1], tie_key(hit[0])))
+    """Hits best first with ties in :func:`tie_key` order, cut to ``limit``. Scores are
+    rounded to ``SCORE_DIGITS`` decimals first: the same document's BM25 sum can differ in
+    its last bits between two builds (a segment without one of the query's terms leaves
+    that term out of its matcher tree, and the sum is taken in another order), which would
+    make a tie look like an order."""
+    rounded = [(fields, round(score, SCORE_DIGITS), words) for fields, score, words in hits]
+    ordered = sorted(rounded, key=lambda hit: (-hit[1], tie_key(hit[0])))
     return ordered if limit is None else ordered[:limit]
 
 

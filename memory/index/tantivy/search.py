@@ -18,6 +18,7 @@ import tantivy
 from memory.index.documents import KIND_FIELDS, STEM_BOOST, STEM_FIELD
 from memory.index.query import ParsedQuery
 from memory.index.stored import (
+    SCORE_DIGITS,
     Found,
     PartKind,
     SearchHit,
@@ -101,7 +102,7 @@ def _cut_in_a_tie(hits: list[tuple[float, Any]], limit: int | None, size: int,
     the last one fetched scores as the ``limit``-th and there are documents past it."""
     if limit is None or limit <= 0 or len(hits) < size or size >= documents:
         return False
-    return bool(hits[-1][0] >= hits[limit - 1][0])
+    return round(hits[-1][0], SCORE_DIGITS) >= round(hits[limit - 1][0], SCORE_DIGITS)
 
 
 def analyzed_words(parsed: ParsedQuery) -> list[Word]:

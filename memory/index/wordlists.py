@@ -1,4 +1,5 @@
-"""Word lists of the analysis, as data: the stop words and the accent table.
+"""Word lists of the analysis, as data: the stop words, the accent table and the English
+irregular verbs (ours: past forms with their base verb, for :func:`memory.index.words.base_forms`).
 
 Copied from whoosh-reloaded 2.7.5 (``whoosh.lang.stopwords``: Spanish and English;
 ``whoosh.support.charset.accent_map``), the lists this store's terms were always made with,

@@ -18,7 +18,6 @@ import tantivy
 from memory.index.documents import KIND_FIELDS, STEM_BOOST, STEM_FIELD
 from memory.index.query import ParsedQuery
 from memory.index.stored import (
-    SCORE_DIGITS,
     Found,
     PartKind,
     SearchHit,
@@ -79,12 +78,15 @@ class TantivySearcher:
             return [], 0
         searcher, schema = self.searchers[kind], ts.schema(kind)
         query = _scoped(schema, _or_query(schema, kind, words), note_id)
-        size = limit if limit is not None else max(1, searcher.num_docs)
+        # One hit past the limit tells whether the cut falls in a tie; only then is more
+        # fetched (tied_reach reaching the last hit fetched), until the tie ends.
+        size = limit + 1 if limit is not None else max(1, searcher.num_docs)
         result = searcher.search(query, size, count=True)
-        while _cut_in_a_tie(result.hits, limit, size, searcher.num_docs):
+        reach = tied_reach([score for score, _ in result.hits], limit)
+        while reach == size < searcher.num_docs:
             size = min(2 * size, searcher.num_docs)
             result = searcher.search(query, size, count=True)
-        reach = tied_reach([score for score, _ in result.hits], limit)
+            reach = tied_reach([score for score, _ in result.hits], limit)
         stored = [(score, address, ts.stored_fields(searcher.doc(address)))
                   for score, address in result.hits[:reach]]
         matched = _matched_words(searcher, schema, kind, words,
@@ -94,15 +96,6 @@ class TantivySearcher:
                  tuple(sorted(matched.get(_key(address), ()), key=order.index)))
                 for score, address, fields in stored]
         return settle_ties(hits, limit), int(result.count or 0)
-
-
-def _cut_in_a_tie(hits: list[tuple[float, Any]], limit: int | None, size: int,
-                  documents: int) -> bool:
-    """Whether tantivy's top ``size`` may have cut hits tied with the ``limit``-th off:
-    the last one fetched scores as the ``limit``-th and there are documents past it."""
-    if limit is None or limit <= 0 or len(hits) < size or size >= documents:
-        return False
-    return round(hits[-1][0], SCORE_DIGITS) >= round(hits[limit - 1][0], SCORE_DIGITS)
 
 
 def analyzed_words(parsed: ParsedQuery) -> list[Word]:

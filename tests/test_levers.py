@@ -185,6 +185,62 @@ def test_a_lever_leaves_the_context_to_bm25f(tmp_path: Path, lever: Levers) -> N
     assert vague == ["work/scattered", "work/together"]
 
 
+def job_sessions(root: Path) -> Path:
+    """Two sessions that say the same words: the first once, in a line that carries a time;
+    the second in a line without one, and again in the lines around it."""
+    return make_store(root, {
+        "life/session-01": session("Ann and Bob: session 1", "2024-05-01", [
+            "Ann: I quit the bakery job this week, it was time.",
+            "Bob: good for you, the bakery hours were long."]),
+        "life/session-02": session("Ann and Bob: session 2", "2024-06-01", [
+            "Ann: since I quit the bakery job I paint every morning.",
+            "Bob: the bakery still sells your cakes.", "Ann: the bakery job taught me a lot.",
+            "Bob: see you soon."])})
+
+
+@pytest.mark.parametrize(("question", "first"), [
+    ("When did Ann quit the bakery job?", "life/session-01"),
+    ("¿Cuándo dejó Ann el bakery job?", "life/session-01"),
+    ("Why did Ann quit the bakery job?", "life/session-02"),
+    ("Ann quit the bakery job", "life/session-02"),
+])
+def test_coverage_counts_a_time_for_a_when_question(tmp_path: Path, question: str,
+                                                     first: str) -> None:
+    """A question that asks when holds one more asked term, a time: the session whose
+    matching line says when ("this week") passes the one that says the words more often
+    without a time. Any other question keeps BM25F's order, and so do the scores."""
+    notes = Notes(load_config(job_sessions(tmp_path / "notes")), notify=lambda _: None)
+    try:
+        notes.ladder.levers = dataclasses.replace(DEFAULT, coverage=False)
+        plain = [(h.note, h.score) for h in notes.ladder.suggest(question, 3).hits]
+        notes.ladder.levers = DEFAULT
+        routed = [(h.note, h.score) for h in notes.ladder.suggest(question, 3).hits]
+    finally:
+        notes.close()
+    assert plain[0][0] == "life/session-02"
+    assert routed[0][0] == first
+    assert [s for _, s in routed] == [s for _, s in plain]
+
+
+def test_line_terms_mark_the_lines_that_carry_a_time(tmp_path: Path) -> None:
+    """Only the lines that carry a time hold the time term: an entry's dated heading, and a
+    line that says when; numbered among the non-blank lines of the body, as every term is."""
+    notes = Notes(load_config(job_sessions(tmp_path / "notes")), notify=lambda _: None)
+    timed = {}
+    try:
+        for note_id in ("life/session-01", "life/session-02"):
+            note = notes.ladder.load(note_id).note
+            body = [line for line in note.text.splitlines()[note.body_start:] if line.strip()]
+            terms = notes.ladder.line_coverage().line_terms(notes.ladder, note_id)
+            timed[note_id] = [body[n] for n in terms.where[coverage_module.TIME]]
+    finally:
+        notes.close()
+    assert timed == {
+        "life/session-01": ["### 2024-05-01 · Session",
+                            "- Ann: I quit the bakery job this week, it was time."],
+        "life/session-02": ["### 2024-06-01 · Session"]}
+
+
 @pytest.mark.slow(13)
 def test_bench_run_takes_levers(tmp_path: Path) -> None:
     """`notes bench run --levers`: the report names the levers on; an unknown one is an

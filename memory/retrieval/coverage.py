@@ -14,11 +14,19 @@ index reads a note while the lever is on: stemming a note's lines costs a few mi
 (the Snowball stemmers are pure Python), which a cold CLI call or a server's first calls
 would otherwise pay on every new candidate.
 
+A question that asks *when* ("when did…", "¿cuándo…?") asks for a time as well: a line that
+carries one ("yesterday", "last week", a date: :func:`memory.model.timeexpr.mentions_time`)
+holds one more asked term, ``TIME``, weighed by its rarity among the candidates' lines like
+any word. The section map and ``recall`` already lift what carries a time for such a
+question; without it here, a session that says "since I lost my job" could pass the one
+that says "I lost my job this month" (tenth round).
+
 The message's words count in full, the conversation's at the context's weight (low, and
 higher for a vaguer message, as in the search), so a message that names its topic is not
 pulled back to the context's; a message with no words of its own is left in BM25F's order.
 The n-th note keeps the n-th BM25F score, so the scores between notes keep BM25F's spread.
-Figures: docs/benchmarks.md, "Sixth round" and "Seventh round" (on by default).
+Figures: docs/benchmarks.md, "Sixth round", "Seventh round" (on by default) and "Tenth round"
+(the time term).
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from memory.errors import NotesError
 from memory.index import ParsedQuery, SearchHit, StoredNote
+from memory.model.timeexpr import asks_when, mentions_time
 from memory.retrieval.context import names
 from memory.state.keyed_cache import CacheShape, KeyedCache
 
@@ -48,7 +57,8 @@ SHARE = 0.75  # the coverage's weight beside the BM25F score over the best note'
 KEPT_NOTES = 1024  # notes whose line terms are kept (by content digest) ...
 KEPT_CHARS = 16_000_000  # ... and the most characters of note text they stand for
 LINES_FILE = "lines.sqlite"
-LINES_VERSION = "1"  # of what note_lines makes (the stemmer is named apart, by the index)
+LINES_VERSION = "2"  # of what note_lines makes (the stemmer is named apart, by the index)
+TIME = "\x00time"  # the term a line holds when it carries a time (no word stems to it)
 FILE_BYTES = 128 << 20  # past this the file is started anew
 FLUSH_EVERY = 64  # line terms made before they are written to the file
 SHAPE = CacheShape(table="lines", column="terms", sql_type="TEXT",
@@ -87,12 +97,14 @@ class LineCoverage:
         """``hits`` with their first ``POOL`` re-ranked by BM25F share plus ``SHARE`` times
         their coverage of the message's words; a note the message names (its title or file
         name, :func:`memory.retrieval.context.names`) covers it all, as its title is the
-        line that says what the message asks for. Unchanged when the message has no
-        words."""
+        line that says what the message asks for; a "when" question asks for ``TIME`` as
+        well. Unchanged when the message has no words."""
         pool = hits[:POOL]
         own = {self._term(word, exact): 1.0 for word, exact in parsed.words}
         if len(pool) < 2 or not own or pool[0].score <= 0:
             return hits
+        if asks_when(parsed.text):
+            own[TIME] = 1.0
         factor = {self._term(word, exact): parsed.context_weight
                   for word, exact in parsed.context} | own
         asked = frozenset(factor)
@@ -196,7 +208,8 @@ class LineCoverage:
 
 
 def note_lines(note: Note, stem: Callable[[str], frozenset[str]]) -> LineTerms:
-    """The note's line terms, stemmed by ``stem``."""
+    """The note's line terms, stemmed by ``stem``; a line that carries a time holds
+    ``TIME`` too."""
     lines = note.text.splitlines()
     names = stem(" ".join([note.title, *lines[:note.body_start]]))
     body = [line for line in lines[note.body_start:] if line.strip()]
@@ -204,6 +217,8 @@ def note_lines(note: Note, stem: Callable[[str], frozenset[str]]) -> LineTerms:
     for number, line in enumerate(body):
         for term in stem(line):
             where[term].append(number)
+        if mentions_time(line):
+            where[TIME].append(number)
     return LineTerms(note.title, names, len(body),
                      {term: tuple(numbers) for term, numbers in where.items()},
                      len(note.text))

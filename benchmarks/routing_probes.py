@@ -1,10 +1,10 @@
 """Routing levers measured before building them: how often ``suggest`` puts the gold note
 first with extra index keys, a semantic layer trained on the store, or other BM25
 constants for notes, or an embedding model (issue #15 item 4; results in
-docs/benchmarks.md, "Third round").
+docs/benchmarks.md, "Third round" and "Tenth round").
 
 Usage: .venv/bin/python benchmarks/routing_probes.py BENCH [--probe NAME] (NAME: keys, lsa, bm25,
-k1, e5, blocks, coverage or all)
+k1, e5, blocks, coverage, windows or all)
 
 - ``keys``: each note of a copy of the bench gets extra keys in its front matter's
   ``aliases`` (indexed in the note's ``keywords`` field, boost 1.5): ``names`` (the words
@@ -20,11 +20,15 @@ k1, e5, blocks, coverage or all)
   wheel, no download; the ``semantic`` extra), through the library's semantic layer
   (:mod:`memory.retrieval.semantic`, its lines and vector files): every line embedded, a
   note's similarity to the question the best of its lines', and the top 50 notes re-ranked
-  by their normalised BM25F score plus ``weight`` times that similarity.
+  by their normalised BM25F score plus ``weight`` times that similarity; then the same with
+  windows of two consecutive lines embedded together (a turn and its reply; kept in
+  ``BENCH/windows2.npz`` for the next run).
 - ``blocks``: the block-route lever's share of the best block (:mod:`memory.retrieval.routing`,
   0.5 by default) at 0, 0.25, 0.5, 0.75 and 1.
 - ``coverage``: the coverage lever's share of the best line's coverage
   (:mod:`memory.retrieval.coverage`, 0.75 by default) at 0, 0.25, 0.5, 0.75 and 1.
+- ``windows``: the coverage lever reading the best run of 1, 2 or 3 consecutive lines in
+  place of the best line (a question's words split between a turn and its reply).
 
 Only the questions with one gold note count, as in the bench's routing figure. numpy is
 needed for ``lsa`` (the ``dev`` extra has it, through matplotlib).
@@ -203,18 +207,43 @@ def probe_e5(bench: Path) -> None:
         similarity.append([float((lines[n].astype(np.float32) @ asked).max())
                            if n in lines and lines[n] is not None and lines[n].shape[0]
                            else 0.0 for n in top])
+    windows = window_vectors(bench, notes, router)
+    by_window = [[float((windows[n] @ router.query_vector(q.question)).max())
+                  if windows.get(n) is not None and windows[n].shape[0] else 0.0 for n in top]
+                 for q, top, _ in rows]
     notes.close()
-    for weight in (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, None):
-        first = 0
-        for (q, top, scores), sims in zip(rows, similarity, strict=True):
-            if not top:
-                continue
-            mixed = sims if weight is None else [s / scores[0] + weight * sim
-                                                 for s, sim in zip(scores, sims, strict=True)]
-            first += top[int(np.argmax(mixed))] == q.note
-        label = "alone (within the 50)" if weight is None else f"weight {weight}"
-        print(f"e5: lines, best line per note, {label}: "
-              f"{first}/{len(rows)} = {first / max(1, len(rows)):.1%}")
+    for unit, sims_of in (("lines, best line", similarity), ("two-line windows, best", by_window)):
+        for weight in (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, None):
+            first = 0
+            for (q, top, scores), sims in zip(rows, sims_of, strict=True):
+                if not top:
+                    continue
+                mixed = sims if weight is None else [
+                    s / scores[0] + weight * sim for s, sim in zip(scores, sims, strict=True)]
+                first += top[int(np.argmax(mixed))] == q.note
+            label = "alone (within the 50)" if weight is None else f"weight {weight}"
+            print(f"e5: {unit} per note, {label}: "
+                  f"{first}/{len(rows)} = {first / max(1, len(rows)):.1%}")
+
+
+def window_vectors(bench: Path, notes: Notes, router: Any) -> dict[str, Any]:
+    """Each note's windows of two consecutive embedded lines, embedded together (kept in
+    ``BENCH/windows2.npz``: the same notes are not embedded twice)."""
+    import numpy as np
+
+    from memory.retrieval.semantic import note_lines
+
+    kept = bench / "windows2.npz"
+    if kept.exists():
+        with np.load(kept) as found:
+            return {key.replace("__", "/"): found[key].astype(np.float32) for key in found}
+    made = {}
+    for note_id in notes.store.note_ids():
+        lines = note_lines(notes.store.load(note_id).note.text)
+        pairs = [" ".join(lines[i:i + 2]) for i in range(max(1, len(lines) - 1))]
+        made[note_id] = router.embed_lines(pairs if lines else []).astype(np.float32)
+    np.savez(kept, **{key.replace("/", "__"): value for key, value in made.items()})
+    return made
 
 
 def first_rates_weighted(bench: Path, settings: list[tuple[str, Callable[[], Any]]]) -> None:
@@ -286,15 +315,45 @@ def probe_coverage(bench: Path) -> None:
                 dataclasses.replace(DEFAULT, coverage=True))
 
 
+def probe_windows(bench: Path) -> None:
+    """Coverage read over the best run of ``width`` consecutive lines, on the default
+    levers (width 1 is the lever as built)."""
+    original = line_coverage.coverage
+    try:
+        for width in (1, 2, 3):
+            line_coverage.coverage = partial(window_coverage, width)
+            print(f"windows: {width} line(s): {first_rate(ranked(bench))}", flush=True)
+    finally:
+        line_coverage.coverage = original
+
+
+def window_coverage(width: int, note: line_coverage.LineTerms, asked: frozenset[str],
+                    weight: dict[str, float]) -> float:
+    """:func:`memory.retrieval.coverage.coverage` over runs of ``width`` lines: each asked
+    term counted once in a run."""
+    total = sum(weight.values())
+    if not note.lines or total <= 0:
+        return 0.0
+    named = note.names & asked
+    at: dict[int, set[str]] = {}
+    for term in asked - named:
+        for number in note.where.get(term, ()):
+            at.setdefault(number, set()).add(term)
+    best = max((sum(weight[t] for t in set().union(*(at.get(n + k, set())
+                                                       for k in range(width))))
+                for n in at), default=0.0)
+    return (sum(weight[t] for t in named) + best) / total
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("bench", type=Path)
     parser.add_argument("--probe", choices=("keys", "lsa", "bm25", "k1", "e5", "blocks",
-                                             "coverage", "all"), default="all")
+                                             "coverage", "windows", "all"), default="all")
     args = parser.parse_args()
     for name, probe in (("keys", probe_keys), ("lsa", probe_lsa), ("bm25", probe_bm25),
                         ("k1", probe_k1), ("e5", probe_e5), ("blocks", probe_blocks),
-                        ("coverage", probe_coverage)):
+                        ("coverage", probe_coverage), ("windows", probe_windows)):
         if args.probe in (name, "all"):
             probe(args.bench)
 

@@ -222,6 +222,27 @@ def test_coverage_counts_a_time_for_a_when_question(tmp_path: Path, question: st
     assert [s for _, s in routed] == [s for _, s in plain]
 
 
+def test_a_when_question_asks_no_time_of_notes_that_carry_none(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Among candidates none of whose lines carries a time, a "when" question asks for its
+    words only (the time term would be held by no line and shrink every note's coverage
+    alike); among dated sessions it asks for a time as well."""
+    asked: list[frozenset[str]] = []
+    rarity = coverage_module.rarity
+    monkeypatch.setattr(coverage_module, "rarity",
+                        lambda notes, terms: asked.append(terms) or rarity(notes, terms))
+    undated = make_store(tmp_path / "undated", {
+        f"kitchen/{name}": f"# {name}\n\n- the bakery job of {name}, the bakery oven.\n"
+        for name in ("ann", "bob")})
+    for store in (undated, job_sessions(tmp_path / "dated")):
+        notes = Notes(load_config(store), notify=lambda _: None)
+        try:
+            notes.ladder.suggest("When did Ann quit the bakery job?", 3)
+        finally:
+            notes.close()
+    assert [coverage_module.TIME in terms for terms in asked] == [False, True]
+
+
 def test_line_terms_mark_the_lines_that_carry_a_time(tmp_path: Path) -> None:
     """Only the lines that carry a time hold the time term: an entry's dated heading, and a
     line that says when; numbered among the non-blank lines of the body, as every term is."""

@@ -103,12 +103,13 @@ class LineCoverage:
         own = {self._term(word, exact): 1.0 for word, exact in parsed.words}
         if len(pool) < 2 or not own or pool[0].score <= 0:
             return hits
-        if asks_when(parsed.text):
-            own[TIME] = 1.0
+        lines = [self.line_terms(ladder, h.doc.note_id, h.doc.digest) for h in pool]
+        if asks_when(parsed.text) and any(TIME in note.where for note in lines):
+            own[TIME] = 1.0  # (asked of candidates none of which says a time, it is a
+            # word no line holds: it would only shrink every note's coverage alike)
         factor = {self._term(word, exact): parsed.context_weight
                   for word, exact in parsed.context} | own
         asked = frozenset(factor)
-        lines = [self.line_terms(ladder, h.doc.note_id, h.doc.digest) for h in pool]
         weight = {t: w * factor[t] for t, w in rarity(lines, asked).items()}
         said = [exact for _, exact in parsed.words]
         top = pool[0].score

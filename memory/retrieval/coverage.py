@@ -17,9 +17,10 @@ would otherwise pay on every new candidate.
 A question that asks *when* ("when did…", "¿cuándo…?") asks for a time as well: a line that
 carries one ("yesterday", "last week", a date: :func:`memory.model.timeexpr.mentions_time`)
 holds one more asked term, ``TIME``, weighed by its rarity among the candidates' lines like
-any word. The section map and ``recall`` already lift what carries a time for such a
-question; without it here, a session that says "since I lost my job" could pass the one
-that says "I lost my job this month" (tenth round).
+any word (and asked only when some candidate's line carries a time). The section map and
+``recall`` already lift what carries a time for such a question; without it here, a session
+that says "since I lost my job" could pass the one that says "I lost my job this month"
+(tenth round).
 
 The message's words count in full, the conversation's at the context's weight (low, and
 higher for a vaguer message, as in the search), so a message that names its topic is not

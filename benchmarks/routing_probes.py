@@ -201,16 +201,17 @@ def probe_e5(bench: Path) -> None:
     router.build()
     digest = {n: notes.store.load(n).digest for n in notes.store.note_ids()}
     lines = {n: router.vectors(d) for n, d in digest.items()}
-    similarity = []
-    for q, top, _ in rows:
-        asked = router.query_vector(q.question)
-        similarity.append([float((lines[n].astype(np.float32) @ asked).max())
-                           if n in lines and lines[n] is not None and lines[n].shape[0]
-                           else 0.0 for n in top])
     windows = window_vectors(bench, notes, router)
-    by_window = [[float((windows[n] @ router.query_vector(q.question)).max())
-                  if windows.get(n) is not None and windows[n].shape[0] else 0.0 for n in top]
-                 for q, top, _ in rows]
+
+    def best(vectors: Any, asked: Any) -> float:
+        return (float((vectors.astype(np.float32) @ asked).max())
+                if vectors is not None and vectors.shape[0] else 0.0)
+
+    similarity, by_window = [], []
+    for q, top, _ in rows:  # each question embedded once (the router keeps only 64)
+        asked = router.query_vector(q.question)
+        similarity.append([best(lines.get(n), asked) for n in top])
+        by_window.append([best(windows.get(n), asked) for n in top])
     notes.close()
     for unit, sims_of in (("lines, best line", similarity), ("two-line windows, best", by_window)):
         for weight in (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, None):

@@ -262,6 +262,21 @@ def test_line_terms_mark_the_lines_that_carry_a_time(tmp_path: Path) -> None:
         "life/session-02": ["### 2024-06-01 · Session"]}
 
 
+def test_line_terms_stop_where_the_note_stops_being_indexed() -> None:
+    """Past a hostile note's bound (MAX_SECTIONS here) the index reads nothing, and neither
+    does coverage: stemming every line of a 100,000-line note doubled its cold build."""
+    from memory.index.whoosh.analysis import stem_terms
+    from memory.model.note import MAX_SECTIONS, parse_note
+
+    headings = "".join(f"## H{i}\n- heron {i}\n" for i in range(MAX_SECTIONS))
+    note = parse_note(f"# Birds\n\n{headings}## Past\n- zebra beyond the bound\n")
+    assert note.bounded_at is not None
+    terms = coverage_module.note_lines(note, stem_terms)
+    (heron,), (zebra,) = stem_terms("heron"), stem_terms("zebra")
+    assert heron in terms.where and zebra not in terms.where
+    assert terms.lines == 1 + 2 * MAX_SECTIONS  # the title's line, then each heading's two
+
+
 @pytest.mark.slow(13)
 def test_bench_run_takes_levers(tmp_path: Path) -> None:
     """`notes bench run --levers`: the report names the levers on; an unknown one is an

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 
 from memory.errors import NotesError
 from memory.index import ParsedQuery, SearchHit, StoredNote
+from memory.model.text import split_lines
 from memory.model.timeexpr import asks_when, mentions_time
 from memory.retrieval.context import names
 from memory.state.keyed_cache import CacheShape, KeyedCache
@@ -211,10 +212,12 @@ class LineCoverage:
 
 def note_lines(note: Note, stem: Callable[[str], frozenset[str]]) -> LineTerms:
     """The note's line terms, stemmed by ``stem``; a line that carries a time holds
-    ``TIME`` too."""
-    lines = note.text.splitlines()
+    ``TIME`` too. A hostile note is read up to where the index stops reading it
+    (``Note.bounded_at``): stemming the rest would cost what the bound saves."""
+    # split as the parser splits, so that body_start and bounded_at count the same lines
+    lines = [line.rstrip("\r\n") for line in split_lines(note.text)]
     names = stem(" ".join([note.title, *lines[:note.body_start]]))
-    body = [line for line in lines[note.body_start:] if line.strip()]
+    body = [line for line in lines[note.body_start:note.bounded_at] if line.strip()]
     where: defaultdict[str, list[int]] = defaultdict(list)
     for number, line in enumerate(body):
         for term in stem(line):

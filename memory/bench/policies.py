@@ -24,7 +24,8 @@ calls, or the paragraphs' text) and its token count:
   transcript's last messages (:func:`memory.services.hook.hook_text`): at most 4 note lines
   and, when one block of those notes wins clearly, that block, in at most 120 tokens;
   nothing when nothing scores well (0 tokens, a miss).
-- ``full``: every note whole (the same for every question, so counted once).
+- ``full``: every note whole but the question's ``exclude_notes`` (the same for every
+  question of a bench without them).
 
 Every policy passes the question's ``context`` to each rung it calls (``suggest``, the maps,
 ``recall``, the paragraph search), where it helps a vague question and never outranks what

@@ -1,5 +1,5 @@
-"""`notes bench`: evidence reached per token (`from-locomo`, `from-transcripts`, `run`), and
-speed and scale (`perf`, from a checkout of the project)."""
+"""`notes bench`: evidence reached per token (`from-locomo`, `from-realmem`, `from-transcripts`,
+`run`, `visible`), and speed and scale (`perf`, from a checkout of the project)."""
 
 from __future__ import annotations
 
@@ -47,6 +47,24 @@ def bench_from_locomo(source: Path, out: Path, force: bool, follow_ups: bool,
     from memory.bench.locomo import locomo_to_bench
 
     click.echo(locomo_to_bench(source, out, force, follow_ups, note_per_session).summary())
+    click.echo(f"bench written to {out}")
+
+
+@bench.command("from-realmem")
+@click.argument("source", metavar="DIR", type=click.Path(exists=True, file_okay=False,
+                path_type=Path))
+@_bench_out
+@_bench_force
+@click.option("--persona", help="Only this persona (e.g. Adeleke_Okonjo or adeleke-okonjo); "
+              "default: all ten in one store.")
+def bench_from_realmem(source: Path, out: Path, force: bool, persona: str | None) -> None:
+    """RealMem's persona files (DIR: the folder of *_dialogues_256k.json, or its parent) as a
+    bench: a note per session, a line per turn; each query turn is a question whose answer
+    lines are the turns its reply's memory came from, asked without its own and later
+    sessions. Prints the counts."""
+    from memory.bench.realmem import realmem_to_bench
+
+    click.echo(realmem_to_bench(source, out, force, persona).summary())
     click.echo(f"bench written to {out}")
 
 

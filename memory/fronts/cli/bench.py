@@ -74,13 +74,21 @@ def bench_from_realmem(source: Path, out: Path, force: bool, persona: str | None
               file_okay=False, path_type=Path), help="Today's notes folder the agent used.")
 @_bench_out
 @_bench_force
+@click.option("--path-map", "path_map", multiple=True, metavar="OLD=NEW",
+              help="The sessions ran elsewhere: read their file paths under OLD as under NEW "
+              "(e.g. /home/me/project=NOTES/project); repeatable, the first match wins.")
 def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
-                           force: bool) -> None:
+                           force: bool, path_map: tuple[str, ...]) -> None:
     """Claude Code transcripts (.jsonl files or folders) as a bench: per turn, the memory lines
     the agent read and recalled in its reply; the notes are copied into the bench."""
     from memory.bench.mining import transcripts_to_bench
+    from memory.bench.transcripts import parse_path_map
 
-    counts = transcripts_to_bench(list(paths), notes_dir, out, force)
+    try:
+        mapping = parse_path_map(path_map)
+    except NotesError as exc:
+        raise click.UsageError(str(exc)) from exc
+    counts = transcripts_to_bench(list(paths), notes_dir, out, force, mapping)
     click.echo(counts.summary())
     for line in counts.stale[:20]:
         click.echo(f"no longer in the notes: {line}")

@@ -148,7 +148,8 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
 
 @bench.command("visible")
 @click.option("--benches", help="Comma-separated, from: locomo, locomo-sessions, "
-              "locomo-followups, locomo-sessions-followups, example-followups (default: all).")
+              "locomo-followups, locomo-sessions-followups, example-followups, realmem "
+              "(default: all).")
 @click.option("--policies", help="Comma-separated, as for `notes bench run` (default: all).")
 @click.option("--limit", type=click.IntRange(1), help="Run only the first N questions of "
               "each bench.")
@@ -156,6 +157,10 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
               envvar="NOTES_BENCH_LOCOMO", show_envvar=True, help="LoCoMo's locomo10.json "
               "(default: shared/bench/locomo/locomo10.json beside the checkout, or two levels "
               "up from a worktree); only the LoCoMo benches need it.")
+@click.option("--realmem", type=click.Path(file_okay=False, path_type=Path),
+              envvar="NOTES_BENCH_REALMEM", show_envvar=True, help="RealMem's folder of "
+              "*_dialogues_256k.json (or its parent; default: shared/bench/realmem beside the "
+              "checkout, or two levels up from a worktree); only the realmem bench needs it.")
 @click.option("--work", type=click.Path(file_okay=False, path_type=Path),
               help="Build the benches here and keep them (default: a temporary folder, "
               "removed at the end).")
@@ -167,11 +172,12 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
 @click.option("--levers", help="Retrieval levers of every run, as for `notes bench run`.")
 @json_option
 def bench_visible(benches: str | None, policies: str | None, limit: int | None,
-                  locomo: Path | None, work: Path | None, out: Path, backend: str,
-                  levers: str | None, as_json: bool) -> None:
+                  locomo: Path | None, realmem: Path | None, work: Path | None, out: Path,
+                  backend: str, levers: str | None, as_json: bool) -> None:
     """Rebuild every visible bench (LoCoMo, per session, both follow-up variants, the example
-    store's follow-ups), run the policies on each, write their reports and print one summary:
-    best ladder-family margin over the fragments curve, routing, follow-up keep ratios."""
+    store's follow-ups, RealMem), run the policies on each, write their reports and print one
+    summary: best ladder-family margin over the fragments curve, routing, follow-up keep
+    ratios."""
     import shlex
 
     _import_checkout_benchmarks("visible", Path("benchmarks") / "visible" / "run.py")
@@ -185,7 +191,8 @@ def bench_visible(benches: str | None, policies: str | None, limit: int | None,
     from memory.retrieval.levers import parse_levers
 
     options = VisibleOptions(names, out, _split(policies or "") or None, limit, locomo,
-                             work=work, backend=backend, levers=parse_levers(levers))
+                             work=work, backend=backend, levers=parse_levers(levers),
+                             realmem=realmem)
     progress = _bench_progress()
     summary = run_visible(options, "notes " + shlex.join(sys.argv[1:]),
                           lambda line: click.echo(line, err=True), progress)

@@ -23,6 +23,7 @@ import glob
 import hashlib
 import os
 import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,24 @@ def open_for_writing_elsewhere(path: Path) -> bool | None:
         return True if exc.errno in (errno.EAGAIN, errno.EBUSY) else None
     finally:
         os.close(fd)
+
+
+SETTLE_S = 1.0  # a file changed this recently may still be being saved
+
+
+def settled(path: Path, size: int | None = None) -> bool:
+    """The file is not being saved now, as far as can be told: nobody holds it open for
+    writing, it was last changed at least ``SETTLE_S`` ago, and (``size`` given) it still
+    has the size it was read with."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    if size is not None and stat.st_size != size:
+        return False
+    if time.time() - stat.st_mtime < SETTLE_S:
+        return False
+    return not open_for_writing_elsewhere(path)
 
 
 def write_atomic(path: Path, text: str | bytes, mode: int | None = None,

@@ -385,6 +385,14 @@ class Notes:
         """Merge the small index segments that quick commits left; how many were merged."""
         return self.index.tidy()
 
+    def when_idle(self) -> int:
+        """What a watcher does once the notes are quiet: merge the small index segments
+        (how many), and record the last entries left unrecorded while their files were
+        being saved."""
+        merged = self.tidy_index()
+        self.history.record_deferred()
+        return merged
+
     def check(self) -> list[FileProblem]:
         """Format problems of every note, then history entries changed since recorded."""
         from memory.state.check import check_store

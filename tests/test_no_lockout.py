@@ -409,3 +409,22 @@ def test_a_restore_that_would_not_read_back_as_recorded_is_refused() -> None:
     record = NoteRecord("a", [first, odd])
     text, _ = restored(record, parse_note(NOTE))
     assert "entry 2026-11-02-second would still be" in restore_problem(record, parse_note(text))
+
+
+def test_a_last_entry_left_unrecorded_mid_save_is_recorded_once_quiet(
+        empty_store: Path) -> None:
+    """What a watcher does: it re-indexes a save 0.3 s after it, too soon to record the last
+    entry; once the notes are quiet it records it."""
+    path = empty_store / "a.md"
+    _write(path, NOTE)
+    notes = Notes(load_config(empty_store), notify=lambda _: None)
+    try:
+        notes.refresh_index()
+        _write(path, NOTE + "\n### 2026-11-03 · by hand\nthird\n", aged=False)
+        notes.refresh_index()
+        assert "2026-11-03-by-hand" not in [e for e, _ in _recorded(empty_store, "a")]
+        _aged(path)
+        notes.when_idle()
+        assert [e for e, _ in _recorded(empty_store, "a")][-1] == "2026-11-03-by-hand"
+    finally:
+        notes.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,8 @@ class HistoryGuard:
     def __init__(self, store: Store, ledger: Ledger, notify: Notify) -> None:
         self.store, self.ledger, self.notify = store, ledger, notify
         self._warned = False
+        self._deferred: dict[str, Path] = {}  # notes whose last entry waits for its file to settle
+        self._deferred_lock = threading.Lock()
 
     # -- recording ---------------------------------------------------------------------
     def observe(self, loaded: list[LoadedNote], written: bool = False) -> None:
@@ -78,9 +81,38 @@ class HistoryGuard:
             return
         try:
             records = self.ledger.load(n.note_id for n in notes)
-            self.ledger.save(_observed(records[n.note_id], n, written) for n in notes)
+            self.ledger.save(self._observed(records[n.note_id], n, written) for n in notes)
         except sqlite3.Error as exc:
             self._ledger_problem(exc)
+
+    def _observed(self, record: NoteRecord, loaded: LoadedNote, written: bool = False) -> Change:
+        """What to record of a note read from its file (or just ``written`` by a tool): its
+        last entry only once the file looks settled, when that entry would be new; else
+        the note waits in :meth:`record_deferred`'s list."""
+        sure = written or not new_last_entry(record, loaded.note) or settled(loaded.path,
+                                                                              loaded.size)
+        with self._deferred_lock:
+            if sure:
+                self._deferred.pop(loaded.note_id, None)
+            else:
+                self._deferred[loaded.note_id] = loaded.path
+        return observation(record, loaded.note, sure)
+
+    def record_deferred(self) -> int:
+        """Read again the notes whose last entry was left unrecorded because their file was
+        being saved, and record it now if the file has settled (a watcher calls this once the
+        notes are quiet); how many notes were read."""
+        with self._deferred_lock:
+            waiting = dict(self._deferred)
+        loaded = []
+        for note_id, path in waiting.items():
+            try:
+                loaded.append(self.store.load_path(note_id, path))
+            except (NotesError, OSError):
+                with self._deferred_lock:
+                    self._deferred.pop(note_id, None)
+        self.observe(loaded)
+        return len(loaded)
 
     def _ledger_problem(self, exc: Exception) -> None:
         if not self._warned:
@@ -147,7 +179,7 @@ class HistoryGuard:
         current = {nid: self._current(nid) for nid in ids}
         seen = {nid: loaded for nid, loaded in current.items() if loaded is not None}
         try:
-            self.ledger.save(_observed(rec, seen[nid]) for nid, rec in
+            self.ledger.save(self._observed(rec, seen[nid]) for nid, rec in
                              self.ledger.load(seen).items())
         except sqlite3.Error as exc:  # a read-only ledger still compares what it holds
             self._ledger_problem(exc)
@@ -230,14 +262,6 @@ class HistoryGuard:
             repairs += [Repair(nid, d.entry, d.kind, "accepted") for d in found]
             repairs += [Repair(nid, "", "lost: " + text, "accepted") for text in lost]
         return repairs
-
-
-def _observed(record: NoteRecord, loaded: LoadedNote, written: bool = False) -> Change:
-    """What to record of a note read from its file (or just ``written`` by a tool): its
-    last entry only once the file looks settled, when that entry would be new."""
-    sure = written or not new_last_entry(record, loaded.note) or settled(loaded.path,
-                                                                          loaded.size)
-    return observation(record, loaded.note, sure)
 
 
 def _problem(drift: Drift | None, note_id: str, lost: str) -> FileProblem:

@@ -132,8 +132,8 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
         names = ", ".join(report.indexed + [f"-{r}" for r in report.removed]) or "no change"
         click.echo(f"re-indexed: {names}", err=True)
 
-    def tidy() -> None:  # once the notes are quiet: merge what quick commits left
-        merged = notes.tidy_index()
+    def tidy() -> None:  # once the notes are quiet: merge what quick commits left (and more)
+        merged = notes.when_idle()
         if merged:
             click.echo(f"tidied: merged {merged} small index segments", err=True)
 

@@ -227,7 +227,7 @@ def start_watcher(notes: Notes) -> Any:
         log.error("keeping the index fresh failed", exc_info=exc)
 
     watcher = Watcher(notes.config.notes_dir, refresh, refresh,
-                      on_idle=notes.tidy_index, on_error=failed, ignore=notes.config.state_dir)
+                      on_idle=notes.when_idle, on_error=failed, ignore=notes.config.state_dir)
     watcher.start()
     return watcher
 

@@ -79,6 +79,9 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
               "fragments@2, fragments@5, fragments@10, fragments@20, fragments@40, "
               "fragments@80, hybrid, full (default: all).")
 @click.option("--limit", type=click.IntRange(1), help="Run only the first N questions.")
+@click.option("--half", type=click.Choice(["tuning", "test", "all"]), default="all",
+              show_default=True, help="Run only one half of the questions (split by a hash of "
+              "their id): choose levers on tuning, report test.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write the report (default: BENCH/report/).")
 @click.option("--backend", "backends", default="whoosh", show_default=True,
@@ -92,20 +95,23 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
               help="With the semantic lever: keep the notes' vectors here, so that the next "
               "run embeds only notes it has not seen (default: a temporary folder).")
 @json_option
-def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Path | None,
-              backends: str, levers: str | None, vectors: Path | None, as_json: bool) -> None:
+def bench_run(bench_dir: Path, policies: str | None, limit: int | None, half: str,
+              out: Path | None, backends: str, levers: str | None, vectors: Path | None,
+              as_json: bool) -> None:
     """Run the policies on a bench (index in a temporary folder, usage log off) and write the
     report: Markdown, JSON, per-question results and a plot of hit rate against tokens."""
     import shlex
 
     from memory.bench.report import FILES, PLOT_HINT, policy_table, routing_text, write_report
     from memory.bench.run import run_backends
+    from memory.bench.split import check_half
     from memory.retrieval.levers import parse_levers
 
     chosen = parse_levers(levers)
     progress = _bench_progress()
     run = run_backends(bench_dir, _split(backends), _split(policies or "") or None, limit,
-                       progress=progress, levers=chosen, vectors=vectors)
+                       progress=progress, levers=chosen, vectors=vectors,
+                       half=check_half(half))
     if progress is not None:
         click.echo("", err=True)
     target = out or bench_dir / "report"

@@ -15,6 +15,7 @@ from memory.fronts.cli import (
     _split,
     cli,
     json_option,
+    output_folder,
 )
 from memory.retrieval.levers import DEFAULT as DEFAULT_LEVERS
 from memory.retrieval.levers import NAMES as LEVER_NAMES
@@ -46,6 +47,7 @@ def bench_from_locomo(source: Path, out: Path, force: bool, follow_ups: bool,
     per session, a line per turn; evidence turns become answer lines. Prints the counts."""
     from memory.bench.locomo import locomo_to_bench
 
+    output_folder(out, "--out")
     click.echo(locomo_to_bench(source, out, force, follow_ups, note_per_session).summary())
     click.echo(f"bench written to {out}")
 
@@ -62,6 +64,7 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
     the agent read and recalled in its reply; the notes are copied into the bench."""
     from memory.bench.mining import transcripts_to_bench
 
+    output_folder(out, "--out")
     counts = transcripts_to_bench(list(paths), notes_dir, out, force)
     click.echo(counts.summary())
     for line in counts.stale[:20]:
@@ -103,12 +106,14 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Pat
     from memory.retrieval.levers import parse_levers
 
     chosen = parse_levers(levers)
+    if vectors is not None:
+        output_folder(vectors, "--vectors")
+    target = output_folder(out or bench_dir / "report", "--out" if out else "report")
     progress = _bench_progress()
     run = run_backends(bench_dir, _split(backends), _split(policies or "") or None, limit,
                        progress=progress, levers=chosen, vectors=vectors)
     if progress is not None:
         click.echo("", err=True)
-    target = out or bench_dir / "report"
     data = write_report(run, target, "notes " + shlex.join(sys.argv[1:]))
     if data["plot"] is None:
         click.echo(f"no plot: {PLOT_HINT}", err=True)
@@ -158,6 +163,9 @@ def bench_visible(benches: str | None, policies: str | None, limit: int | None,
         raise click.UsageError(str(exc)) from exc
     from memory.retrieval.levers import parse_levers
 
+    output_folder(out, "--out")
+    if work is not None:
+        output_folder(work, "--work")
     options = VisibleOptions(names, out, _split(policies or "") or None, limit, locomo,
                              work=work, backend=backend, levers=parse_levers(levers))
     progress = _bench_progress()
@@ -204,6 +212,8 @@ def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work:
     from benchmarks.perf.report import FILES, targets_table, write_report
     from benchmarks.perf.run import PerfOptions, parse_backends, parse_scales, run_perf
 
+    if work is not None:
+        output_folder(work, "--work")
     if generate_only:
         if work is None:
             raise click.UsageError("--generate-only writes the store into --work DIR")
@@ -215,6 +225,7 @@ def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work:
                               work=work, hook_runs=min(queries, 3 * runs))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
+    output_folder(out, "--out")
     data = run_perf(options, "notes " + shlex.join(sys.argv[1:]),
                     lambda line: click.echo(line, err=True))
     data = write_report(data, out)

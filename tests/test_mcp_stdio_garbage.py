@@ -52,7 +52,8 @@ class Server:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
             env={**os.environ, "NOTES_DIR": str(store)})
         self.replies: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -87,6 +88,10 @@ def server(store_dir: Path, tmp_path: Path) -> Iterator[Server]:
             if running.process.poll() is None:
                 running.process.kill()
             running.process.wait(timeout=30)
+            running.reader.join(timeout=30)
+            for pipe in (running.process.stdin, running.process.stdout):
+                if pipe is not None:
+                    pipe.close()
 
 
 def test_every_line_gets_an_answer_and_the_server_goes_on(server: Server, tmp_path: Path,

@@ -4,7 +4,8 @@ Each round starts the real server, sends it a burst of writes to one note (entri
 states, sent at once so that several are in flight), and kills it after a random number of
 answers. Afterwards the note holds every write that was answered, only whole entries and
 whole states (never a mix), no temp file shows as a note, no lock is left that blocks the
-next write, `notes check` is clean, and the index answers with the last entries.
+next write, `notes check` is clean, the index answers with the last entries, and the prompt
+hook answers past the socket a killed server left behind.
 
 Rounds: KILLS per transport, one per 2.5 NOTES_STRESS_SECONDS, at least 3 (3 in the test
 command, 24 for docs/reliability.md).
@@ -61,7 +62,7 @@ class StdioServer:
     def __init__(self, store: Path, log: Path) -> None:
         with open(log, "a") as errlog:
             self.process = subprocess.Popen(
-                [sys.executable, str(ROOT / "mcp_server.py"), "--no-hook-socket"],
+                [sys.executable, str(ROOT / "mcp_server.py")],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog,
                 env={**os.environ, "NOTES_DIR": str(store)})
         self.answers: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -121,7 +122,7 @@ def _stdio_round(store: Path, log: Path, round_no: int, rng: random.Random) -> l
 def _http_round(store: Path, log: Path, round_no: int, rng: random.Random) -> list[str]:
     """One HTTP round: the writes go as concurrent POSTs in one session."""
     answered: list[str] = []
-    with http_server(store, log, "--no-hook-socket") as server:
+    with http_server(store, log) as server:
         mcp = McpHttp(server)
         assert mcp.initialize().status_code == 200
         wanted = rng.randint(0, BURST // 3)
@@ -200,6 +201,9 @@ def test_sigkill_of_a_server_while_it_writes(store_dir: Path, tmp_path: Path,
     assert checked.returncode == 0 and "no problems found" in checked.stdout, checked
     found = _cli(store_dir, "read", NOTE, "2026-12-01-after-the-kills")
     assert "the next write goes through" in found.stdout, found
+    prompt = json.dumps({"prompt": "kill target", "session_id": "s", "cwd": str(store_dir)})
+    hook = _cli(store_dir, "hook", "user-prompt", input=prompt)  # past the dead server's socket
+    assert hook.returncode == 0 and NOTE in hook.stdout, hook
     hits = _cli(store_dir, "suggest", "kill target").stdout.splitlines()
     header = next(i for i, line in enumerate(hits) if line.startswith("note | "))
     assert hits[header + 1].startswith(f"{NOTE} | "), hits
@@ -213,7 +217,8 @@ def test_sigkill_of_a_server_while_it_writes(store_dir: Path, tmp_path: Path,
                 f"{len(titles)} / 0")
     figures.add("temp files left by killed servers (hidden, removed by the next write)",
                 leftovers)
-    figures.add("next write after the kills / `notes check`", "went through / clean")
+    figures.add("next write after the kills / `notes check` / the prompt hook",
+                "went through / clean / answered")
     figures.add("wall time", f"{elapsed:.1f} s")
 
 

@@ -5,6 +5,7 @@ the path, why and what to do, exit 1; and an output folder is checked before any
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -87,3 +88,17 @@ def test_bench_output_folders_are_checked_first(run_cli: RunCli, tmp_path: Path,
         _one_clear_line(result, path, why)
         assert f"the {option} folder" in result.stderr, (args, result.stderr)
     assert not (bench / "report").exists()  # refused before the run, not after it
+
+
+def test_import_skips_a_named_pipe(run_cli_process: RunCli, tmp_path: Path) -> None:
+    """A named pipe among the Markdown files blocked `notes import` for good (reading it
+    waits for a writer); now it is skipped, and one given by name is refused."""
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    (folder / "real.md").write_text("# Real\n\nA real note.\n")
+    os.mkfifo(folder / "pipe.md")
+    result = run_cli_process("import", "--dry-run", str(folder))  # killed after 120 s
+    assert result.returncode == 0, result.stderr
+    assert "memory/real" in result.stdout and "not a regular file" in result.stdout
+    named = run_cli_process("import", str(folder / "pipe.md"))
+    _one_clear_line(named, str(folder / "pipe.md"), "not a regular file")

@@ -309,10 +309,32 @@ def path_error(exc: OSError, path: Path | str | None = None, what: str = "") -> 
 
 
 def make_folder(path: Path, what: str) -> Path:
-    """Make the folder ``path`` (and its parents) or raise :func:`path_error`: called before
-    any long work, so that an unusable output folder is said at once, not after."""
+    """Make the folder ``path`` (and its parents) or raise :func:`path_error`."""
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise path_error(exc, path, what) from exc
+    return path
+
+
+def check_folder(path: Path, what: str) -> Path:
+    """Raise :func:`path_error` unless ``path`` is a folder or can be made one, leaving
+    nothing behind (the folders made to find out are removed): called before any long
+    work, so that an unusable output folder is said at once, not after, and a command
+    refused later for another reason has created nothing."""
+    made: list[Path] = []
+    try:
+        missing = path
+        while not missing.exists():
+            made.append(missing)
+            missing = missing.parent
+        make_folder(path, what)
+    except OSError as exc:  # a name too long, a loop of links, on the way up
+        raise path_error(exc, path, what) from exc
+    finally:
+        for folder in made:  # the deepest first
+            try:
+                folder.rmdir()
+            except OSError:
+                break
     return path

@@ -22,7 +22,7 @@ from memory.config import Config, load_config
 from memory.errors import EmptyInput, NotesError
 from memory.fronts import render
 from memory.fronts.cli.setup import register as register_setup_commands
-from memory.state.safe_files import make_folder, path_error
+from memory.state.safe_files import check_folder, path_error
 
 
 class NotesGroup(click.Group):
@@ -101,9 +101,10 @@ def _day(asked_on: dt.datetime | None) -> dt.date | None:
 
 
 def output_folder(path: Path, option: str) -> Path:
-    """Make the folder an option names before any work: a path that cannot be a folder is
-    one clear error at once, not a traceback after a long run."""
-    return make_folder(path, f"the {option} folder")
+    """Check, before any work, that the folder an option names can be made (nothing is made
+    yet): a path that cannot be a folder is one clear error at once, not a traceback after a
+    long run."""
+    return check_folder(path, f"the {option} folder")
 
 
 def _split(value: str) -> list[str]:

@@ -154,7 +154,13 @@ def bench_visible(benches: str | None, policies: str | None, limit: int | None,
     import shlex
 
     _import_checkout_benchmarks("visible", Path("benchmarks") / "visible" / "run.py")
-    from benchmarks.visible.run import SUMMARY_FILES, VisibleOptions, parse_benches, run_visible
+    from benchmarks.visible.run import (
+        SUMMARY_FILES,
+        VisibleOptions,
+        check_options,
+        parse_benches,
+        run_visible,
+    )
     from benchmarks.visible.summary import keep_table, summary_table
 
     try:
@@ -163,11 +169,12 @@ def bench_visible(benches: str | None, policies: str | None, limit: int | None,
         raise click.UsageError(str(exc)) from exc
     from memory.retrieval.levers import parse_levers
 
+    options = VisibleOptions(names, out, _split(policies or "") or None, limit, locomo,
+                             work=work, backend=backend, levers=parse_levers(levers))
+    check_options(options)  # the cheap checks first: a bad name leaves no folder behind
     output_folder(out, "--out")
     if work is not None:
         output_folder(work, "--work")
-    options = VisibleOptions(names, out, _split(policies or "") or None, limit, locomo,
-                             work=work, backend=backend, levers=parse_levers(levers))
     progress = _bench_progress()
     summary = run_visible(options, "notes " + shlex.join(sys.argv[1:]),
                           lambda line: click.echo(line, err=True), progress)

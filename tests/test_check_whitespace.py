@@ -24,8 +24,8 @@ def test_whitespace_between_entries_is_not_a_change(run_cli: RunCli, store_dir: 
     quiet = run_cli("check")
     assert quiet.returncode == 0 and "no problems found" in quiet.stdout, quiet
     path.write_text(path.read_text().replace("first   \n", "firsT\n"))
-    changed = run_cli("check")
-    assert changed.returncode == 1 and "2026-11-01-one was changed" in changed.stdout, changed
+    changed = run_cli("check").stdout  # an error or a warning, as the integrity check rates it
+    assert "2026-11-01-one" in changed and "[history-changed]" in changed, changed
     figures.add("trailing spaces or tabs added to an entry's lines / blank lines added "
                 "between entries", "not reported (a choice: they change no word)")
     figures.add("one letter changed inside an entry", "reported, with the line")

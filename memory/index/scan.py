@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from stat import S_ISREG
 
 from memory.index.stored import StoredNote
 from memory.state.store import NoteFile
@@ -54,7 +55,8 @@ def note_stats(root: Path, skip: Path | None = None) -> dict[str, Stat]:
                     stat = entry.stat()
             except OSError:
                 continue
-            found[prefix + name[:-3]] = (entry.path, stat.st_mtime_ns, stat.st_size)
+            if S_ISREG(stat.st_mode):  # as Store.files: no named pipe, socket or device
+                found[prefix + name[:-3]] = (entry.path, stat.st_mtime_ns, stat.st_size)
     return found
 
 

@@ -16,7 +16,7 @@ from memory.errors import InvalidArgument
 from memory.model.note import Note
 from memory.model.text import excerpt, split_lines
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2})?$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?: (\d{2}):(\d{2}))?$")
 _MD = MarkdownIt("commonmark")
 
 
@@ -122,7 +122,8 @@ def _verify_entry_added(before: Note, text: str, title: str) -> None:
 
 def check_date(value: str) -> str:
     value = value.strip()
-    if not _DATE.match(value):
+    matched = _DATE.match(value)
+    if not matched:
         raise InvalidArgument(f"date {excerpt(value)} is not ISO; write YYYY-MM-DD or "
                               "'YYYY-MM-DD HH:MM'")
     try:
@@ -130,6 +131,10 @@ def check_date(value: str) -> str:
     except ValueError:
         raise InvalidArgument(f"date {excerpt(value)} does not exist; check the day and month") \
             from None
+    hours, minutes = matched.groups()
+    if hours is not None and (int(hours) > 23 or int(minutes) > 59):
+        raise InvalidArgument(f"time {hours}:{minutes} in date {excerpt(value)} does not exist; "
+                              "write hours 00-23 and minutes 00-59 (HH:MM)")
     return value
 
 
@@ -199,9 +204,12 @@ def _splice(lines: list[str], start: int, end: int, block: str) -> str:
 
 
 def newline_of(text: str) -> str:
-    """The note's own line ending (a CRLF note stays CRLF)."""
+    """The note's own line ending, that of its first line: a CRLF note stays CRLF, and a
+    CR-only one (old Mac) stays CR-only."""
     first = split_lines(text)[:1]
-    return "\r\n" if first and first[0].endswith("\r\n") else "\n"
+    if first and first[0].endswith("\r\n"):
+        return "\r\n"
+    return "\r" if first and first[0].endswith("\r") else "\n"
 
 
 def _lines(text: str, nl: str) -> str:

@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING
 
 from memory.config import Config
@@ -119,7 +120,8 @@ class Store:
 
     # -- discovery -------------------------------------------------------------------
     def files(self) -> list[NoteFile]:
-        """Every note file under the root, hidden folders and escaping links left out."""
+        """Every note file under the root, hidden folders, escaping links and what is no
+        regular file (a named pipe, a socket, a device) left out."""
         found: list[NoteFile] = []
         for dirpath, dirnames, filenames in os.walk(self.root):
             dirnames[:] = sorted(d for d in dirnames if self._searched(dirpath, d))
@@ -145,6 +147,8 @@ class Store:
         try:
             stat = path.stat()
         except OSError:
+            return None
+        if not S_ISREG(stat.st_mode):  # a named pipe would block every read of it for good
             return None
         return NoteFile(rel, path, stat.st_mtime_ns, stat.st_size)
 

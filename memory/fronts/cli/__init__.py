@@ -22,6 +22,7 @@ from memory.config import Config, load_config
 from memory.errors import EmptyInput, NotesError
 from memory.fronts import render
 from memory.fronts.cli.setup import register as register_setup_commands
+from memory.state.safe_files import check_folder, path_error
 
 
 class NotesGroup(click.Group):
@@ -34,6 +35,10 @@ class NotesGroup(click.Group):
             raise click.UsageError(str(exc), ctx) from exc
         except NotesError as exc:
             raise click.ClickException(str(exc)) from exc
+        except OSError as exc:  # a path given on the command line that the OS refuses
+            if exc.filename is None or isinstance(exc, BrokenPipeError):
+                raise
+            raise click.ClickException(str(path_error(exc))) from exc
 
 
 @click.group(cls=NotesGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -93,6 +98,13 @@ date_option = click.option("--date", "asked_on", type=click.DateTime(["%Y-%m-%d"
 def _day(asked_on: dt.datetime | None) -> dt.date | None:
     return asked_on.date() if asked_on else None
 
+
+
+def output_folder(path: Path, option: str) -> Path:
+    """Check, before any work, that the folder an option names can be made (nothing is made
+    yet): a path that cannot be a folder is one clear error at once, not a traceback after a
+    long run."""
+    return check_folder(path, f"the {option} folder")
 
 
 def _split(value: str) -> list[str]:

@@ -15,6 +15,7 @@ from memory.fronts.cli import (
     _split,
     cli,
     json_option,
+    output_folder,
 )
 from memory.retrieval.levers import DEFAULT as DEFAULT_LEVERS
 from memory.retrieval.levers import NAMES as LEVER_NAMES
@@ -46,6 +47,7 @@ def bench_from_locomo(source: Path, out: Path, force: bool, follow_ups: bool,
     per session, a line per turn; evidence turns become answer lines. Prints the counts."""
     from memory.bench.locomo import locomo_to_bench
 
+    output_folder(out, "--out")
     click.echo(locomo_to_bench(source, out, force, follow_ups, note_per_session).summary())
     click.echo(f"bench written to {out}")
 
@@ -62,6 +64,7 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
     the agent read and recalled in its reply; the notes are copied into the bench."""
     from memory.bench.mining import transcripts_to_bench
 
+    output_folder(out, "--out")
     counts = transcripts_to_bench(list(paths), notes_dir, out, force)
     click.echo(counts.summary())
     for line in counts.stale[:20]:
@@ -108,13 +111,15 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, half: st
     from memory.retrieval.levers import parse_levers
 
     chosen = parse_levers(levers)
+    if vectors is not None:
+        output_folder(vectors, "--vectors")
+    target = output_folder(out or bench_dir / "report", "--out" if out else "report")
     progress = _bench_progress()
     run = run_backends(bench_dir, _split(backends), _split(policies or "") or None, limit,
                        progress=progress, levers=chosen, vectors=vectors,
                        half=check_half(half))
     if progress is not None:
         click.echo("", err=True)
-    target = out or bench_dir / "report"
     data = write_report(run, target, "notes " + shlex.join(sys.argv[1:]))
     if data["plot"] is None:
         click.echo(f"no plot: {PLOT_HINT}", err=True)
@@ -155,7 +160,13 @@ def bench_visible(benches: str | None, policies: str | None, limit: int | None,
     import shlex
 
     _import_checkout_benchmarks("visible", Path("benchmarks") / "visible" / "run.py")
-    from benchmarks.visible.run import SUMMARY_FILES, VisibleOptions, parse_benches, run_visible
+    from benchmarks.visible.run import (
+        SUMMARY_FILES,
+        VisibleOptions,
+        check_options,
+        parse_benches,
+        run_visible,
+    )
     from benchmarks.visible.summary import keep_table, summary_table
 
     try:
@@ -166,6 +177,10 @@ def bench_visible(benches: str | None, policies: str | None, limit: int | None,
 
     options = VisibleOptions(names, out, _split(policies or "") or None, limit, locomo,
                              work=work, backend=backend, levers=parse_levers(levers))
+    check_options(options)  # the cheap checks first: a bad name leaves no folder behind
+    output_folder(out, "--out")
+    if work is not None:
+        output_folder(work, "--work")
     progress = _bench_progress()
     summary = run_visible(options, "notes " + shlex.join(sys.argv[1:]),
                           lambda line: click.echo(line, err=True), progress)
@@ -210,6 +225,8 @@ def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work:
     from benchmarks.perf.report import FILES, targets_table, write_report
     from benchmarks.perf.run import PerfOptions, parse_backends, parse_scales, run_perf
 
+    if work is not None:
+        output_folder(work, "--work")
     if generate_only:
         if work is None:
             raise click.UsageError("--generate-only writes the store into --work DIR")
@@ -221,6 +238,7 @@ def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work:
                               work=work, hook_runs=min(queries, 3 * runs))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
+    output_folder(out, "--out")
     data = run_perf(options, "notes " + shlex.join(sys.argv[1:]),
                     lambda line: click.echo(line, err=True))
     data = write_report(data, out)

@@ -21,10 +21,11 @@ from memory.fronts.cli import (
     _notes,
     cli,
     json_option,
+    output_folder,
 )
 from memory.fronts.mcp.http_guard import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S
 from memory.index import RefreshReport
-from memory.state.safe_files import write_atomic
+from memory.state.safe_files import make_folder, write_atomic
 
 Done = TypeVar("Done")  # what a command with a progress bar returns
 BUDGET_FILE = Path(__file__).resolve().parent.parent / "mcp" / "tool_budget.json"
@@ -242,10 +243,12 @@ def promote(ctx: click.Context, days: int, min_sessions: int, demote_days: int,
         return
     if line or dry_run:
         raise click.UsageError("--line and --dry-run go with --apply NOTE ENTRY")
+    if report_dir is not None:
+        output_folder(report_dir, "--report-dir")
     report = build_report(notes, days, min_sessions, demote_days)
     text = promote_report.markdown(report)
     if report_dir is not None:
-        report_dir.mkdir(parents=True, exist_ok=True)
+        make_folder(report_dir, "the --report-dir folder")
         stem = report_dir / f"promotion-{report.generated[:10]}"
         _write_replacing(stem.with_suffix(".md"), text)
         _write_replacing(stem.with_suffix(".json"), render.as_json(report))

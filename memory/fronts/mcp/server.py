@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from functools import wraps
 from typing import Any, TypeVar
 
+import anyio
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError, ValidationError
 from fastmcp.tools import FunctionTool
@@ -36,6 +37,7 @@ from memory.config import Config, load_config
 from memory.errors import NotesError
 from memory.fronts import render
 from memory.fronts.mcp.http_guard import HttpSettings
+from memory.fronts.mcp.stdio_guard import run_stdio
 from memory.fronts.mcp.tool_args import argument_problem
 from memory.services.hook_socket import HookSocket
 from memory.services.stores import describe_store
@@ -373,7 +375,7 @@ def serve(config: Config, read_only: bool = False, http: HttpSettings | None = N
         if http is not None:
             serve_http(mcp, http)
         else:
-            mcp.run(show_banner=False)
+            anyio.run(run_stdio, mcp)  # the SDK's stdio, every line answered
     finally:
         if listener is not None:
             listener.stop()

@@ -101,7 +101,7 @@ def test_an_empty_state_on_stdin_shows_the_usage_of_notes_state(redis_store: Pat
     result = notes("--notes", str(redis_store), "state", "redis", input="")
     assert result.returncode == 2
     assert "Usage: notes state [OPTIONS] NOTE" in result.stderr
-    assert "Try 'notes state -h' for help." in result.stderr
+    assert "Try 'notes state --help' for help." in result.stderr
     assert "--allow-empty" in result.stderr
 
 

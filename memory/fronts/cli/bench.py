@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from memory.errors import NotesError
+from memory.errors import ConfigError, NotesError
 from memory.fronts.cli import (
     _split,
     cli,
@@ -108,6 +108,7 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, half: st
     from memory.retrieval.levers import parse_levers
 
     chosen = parse_levers(levers)
+    _require_backends(_split(backends))
     progress = _bench_progress()
     run = run_backends(bench_dir, _split(backends), _split(policies or "") or None, limit,
                        progress=progress, levers=chosen, vectors=vectors,
@@ -164,6 +165,7 @@ def bench_visible(benches: str | None, policies: str | None, limit: int | None,
         raise click.UsageError(str(exc)) from exc
     from memory.retrieval.levers import parse_levers
 
+    _require_backends([backend])
     options = VisibleOptions(names, out, _split(policies or "") or None, limit, locomo,
                              work=work, backend=backend, levers=parse_levers(levers))
     progress = _bench_progress()
@@ -221,10 +223,24 @@ def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work:
                               work=work, hook_runs=min(queries, 3 * runs))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
+    _require_backends(options.backends)
     data = run_perf(options, "notes " + shlex.join(sys.argv[1:]),
                     lambda line: click.echo(line, err=True))
     data = write_report(data, out)
     click.echo(targets_table(data) + f"\n\nreport in {out / FILES['markdown']}")
+
+
+def _require_backends(names: list[str]) -> None:
+    """Refuse, naming the flag, a --backend whose package is not installed (before any
+    bench is built or run)."""
+    from memory.config import BACKEND_PACKAGES, BACKEND_PINS, backend_installed
+
+    for name in names:
+        if name in BACKEND_PACKAGES and not backend_installed(name):
+            raise ConfigError(f"--backend {name} needs the {BACKEND_PACKAGES[name]} package: "
+                              f"install the extra (pip install 'notes-memory[{name}]'; with "
+                              f"pipx: pipx inject notes-memory {BACKEND_PINS[name]}), or leave "
+                              f"{name} out of --backend")
 
 
 def _bench_progress() -> Callable[[int], None] | None:

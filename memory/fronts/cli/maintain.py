@@ -77,7 +77,14 @@ def embed(ctx: click.Context, as_json: bool) -> None:
     """Embed every note's lines for semantic routing (NOTES_SEMANTIC=1, the extra
     notes-memory[semantic]): only notes changed since they were last embedded (about 60 ms
     a line on two cores), and the vectors of gone notes removed."""
+    from memory.errors import ConfigError
+    from memory.retrieval.semantic import INSTALL_HINT, PACKAGE, available
+
     notes = _notes(ctx)
+    if not available():  # named here: the library's message is NOTES_SEMANTIC's
+        also = " (NOTES_SEMANTIC=1 needs it too, or unset it)" if notes.config.semantic else ""
+        raise ConfigError(f"`notes embed` needs the {PACKAGE} package of semantic routing: "
+                          f"{INSTALL_HINT}{also}")
     if sys.stderr.isatty() and not as_json:
         built = _with_progress(notes.embed, "embedding notes")
     else:

@@ -136,8 +136,9 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
 
     def changed(paths: list[Path]) -> None:
         report = notes.refresh_index()
-        names = ", ".join(report.indexed + [f"-{r}" for r in report.removed]) or "no change"
-        click.echo(f"re-indexed: {names}", err=True)
+        names = ", ".join(report.indexed + [f"-{r}" for r in report.removed])
+        if names:  # a save of the same bytes, the check every minute: nothing to say
+            click.echo(f"re-indexed: {names}", err=True)
 
     def tidy() -> None:  # once the notes are quiet: merge what quick commits left (and more)
         merged = notes.when_idle()

@@ -174,18 +174,19 @@ def test_the_hook_logs_bad_input_with_a_server_running(redis_store: Path,
     the hook process."""
     env = {**os.environ, "NOTES_DIR": str(redis_store)}
     socket_file = redis_store / ".notes" / "run" / "hook.sock"
-    server = subprocess.Popen([str(NOTES_BIN), "serve"], env=env, stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while not socket_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert socket_file.exists()
-        result = subprocess.run([str(NOTES_BIN), "hook", "user-prompt"], input="not json",
-                                capture_output=True, text=True, env=env, timeout=60)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with subprocess.Popen([str(NOTES_BIN), "serve"], env=env, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as server:
+        try:
+            deadline = time.monotonic() + 60
+            while not socket_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert socket_file.exists()
+            result = subprocess.run([str(NOTES_BIN), "hook", "user-prompt"],
+                                    input="not json", capture_output=True, text=True, env=env,
+                                    timeout=60)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
     assert result.returncode == 0 and result.stdout == ""
     assert "not JSON" in result.stderr
     assert "not JSON" in (redis_store / ".notes" / "hook.log").read_text()

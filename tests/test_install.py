@@ -229,3 +229,38 @@ def test_install_without_a_store_uses_your_default_never_the_example(tmp_path: P
     hook = json.loads((project / ".claude" / "settings.json").read_text())
     assert "notes_example" not in json.dumps(hook) + json.dumps(server)
     assert (default / ".notes.toml").is_file()
+
+
+def test_a_user_scope_install_never_pins_a_project_store(tmp_path: Path) -> None:
+    """Run inside a project that has its own store, `--scope user` names no store: every
+    project then finds its nearest store, else the per-user default (made if missing)."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    home.mkdir()
+    assert notes_cmd("init", "notes", home=home, cwd=project).returncode == 0
+    made = notes_cmd("install", "claude-code", "--scope", "user", home=home, cwd=project)
+    assert made.returncode == 0, made.stderr
+    server = json.loads((home / ".claude.json").read_text())["mcpServers"]["notes"]
+    assert server["args"] == ["serve"]
+    hook = json.loads((home / ".claude" / "settings.json").read_text())
+    command = hook["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert "--notes" not in command and str(project) not in command
+    default = tmp_path / "data" / "notes-memory" / "notes"
+    assert (default / ".notes.toml").is_file()
+    assert "--notes" in made.stderr and str(default) in made.stderr
+    # the project still gets its own store, another folder the default
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    for cwd, store in ((project, project / "notes"), (other, default)):
+        status = notes_cmd("status", "--json", home=home, cwd=cwd)
+        assert json.loads(status.stdout)["store"]["path"] == str(store)
+
+
+def test_a_user_scope_install_pins_a_store_named_on_purpose(store_dir: Path,
+                                                            tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    seed(home, project)
+    result = install(store_dir, home, project, "--scope", "user")  # NOTES_DIR names it
+    assert result.returncode == 0, result.stderr
+    server = json.loads((home / ".claude.json").read_text())["mcpServers"]["notes"]
+    assert server["args"] == ["--notes", str(store_dir), "serve"]

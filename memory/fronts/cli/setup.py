@@ -253,13 +253,36 @@ def install_claude(ctx: click.Context, scope: str, project: Path, dry_run: bool)
 
     project = project.resolve()
     config = _store_or_new_default(ctx, project, dry_run)
-    notes_bin = os.path.abspath(sys.argv[0]) if os.sep in sys.argv[0] else \
-        (shutil.which("notes") or sys.argv[0])
-    wiring = plan_wiring(scope, project, notes_bin, config.notes_dir, config.store_source,
+    source = config.store_source
+    if scope == "user" and source == "found":  # never pin one project's store for all
+        source = "default"
+        default = default_store(os.environ)
+        made = "" if default.exists() else _new_default_store(ctx, default, dry_run)
+        click.echo(f"note: a user-scope install names no store: each project uses its "
+                   f"nearest store (here {config.notes_dir}), any other your default store "
+                   f"{default}{made}; to use one store everywhere, name it with --notes DIR",
+                   err=True)
+    wiring = plan_wiring(scope, project, _notes_bin(), config.notes_dir, source,
                          shutil.which("notes"))
     for notice in wiring.notices:
         click.echo(f"note: {notice}", err=True)
     _show(install_claude_code(scope, project, Path.home(), wiring, dry_run), dry_run)
+
+
+def _notes_bin() -> str:
+    """The `notes` command running now, by its absolute path when it was run by one."""
+    return os.path.abspath(sys.argv[0]) if os.sep in sys.argv[0] else \
+        (shutil.which("notes") or sys.argv[0])
+
+
+def _new_default_store(ctx: click.Context, default: Path, dry_run: bool) -> str:
+    """Make the per-user default store (as `notes init` does); what was done, for a note."""
+    from memory.services.stores import init_store
+
+    if dry_run:
+        return " (it would be created, as `notes init` does)"
+    init_store(default, config_for=_config_for(_root(ctx)))
+    return " (created now, as `notes init` does)"
 
 
 @click.group()

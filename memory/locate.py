@@ -121,6 +121,21 @@ def default_store(env: Mapping[str, str] | None = None) -> Path:
     return (base / APP_FOLDER / "notes").resolve()
 
 
+def user_state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The per-user state folder, for what belongs to no store (the backups of the settings
+    files `notes install` changes): ``$XDG_STATE_HOME/notes-memory`` on Linux
+    (``~/.local/state/…``), ``~/Library/Application Support/notes-memory/state`` on macOS,
+    ``%LOCALAPPDATA%\\notes-memory\\state`` on Windows."""
+    env = os.environ if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    if sys.platform == "darwin":
+        return (home / "Library" / "Application Support" / APP_FOLDER / "state").resolve()
+    if sys.platform == "win32":
+        base = Path(env.get("LOCALAPPDATA") or home / "AppData" / "Local")
+        return (base / APP_FOLDER / "state").resolve()
+    return (Path(env.get("XDG_STATE_HOME") or home / ".local" / "state") / APP_FOLDER).resolve()
+
+
 def _absolute(value: str | os.PathLike[str], cwd: Path | None) -> Path:
     path = Path(value).expanduser()
     return (path if path.is_absolute() else (cwd or Path.cwd()) / path).resolve()

@@ -19,7 +19,7 @@ import click
 from memory.config import Config, load_config
 from memory.errors import ConfigError
 from memory.fronts import render
-from memory.locate import StoreChoice, choose_store, default_store
+from memory.locate import StoreChoice, choose_store, default_store, user_state_dir
 
 if TYPE_CHECKING:  # the modules behind the commands load when a command runs, so that the
     # hook and the ladder commands do not pay for them at start
@@ -266,7 +266,8 @@ def install_claude(ctx: click.Context, scope: str, project: Path, dry_run: bool)
                          shutil.which("notes"))
     for notice in wiring.notices:
         click.echo(f"note: {notice}", err=True)
-    _show(install_claude_code(scope, project, Path.home(), wiring, dry_run), dry_run)
+    _show(install_claude_code(scope, project, Path.home(), wiring, _backups(), dry_run),
+          dry_run)
 
 
 def _notes_bin() -> str:
@@ -300,7 +301,13 @@ def uninstall_claude(scope: str, project: Path, dry_run: bool) -> None:
     nothing else uses is deleted)."""
     from memory.services.install import uninstall_claude_code
 
-    _show(uninstall_claude_code(scope, project.resolve(), Path.home(), dry_run), dry_run)
+    _show(uninstall_claude_code(scope, project.resolve(), Path.home(), _backups(), dry_run),
+          dry_run)
+
+
+def _backups() -> Path:
+    """Where install and uninstall keep the backups of the settings files they change."""
+    return user_state_dir(os.environ) / "backups"
 
 
 def _show(changes: list[FileChange], dry_run: bool) -> None:

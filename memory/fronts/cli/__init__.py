@@ -131,7 +131,7 @@ def _stdin(what: str) -> str:
 
 register_setup_commands(cli)  # init, import, status/doctor, install, uninstall
 # the other command groups register themselves on `cli` when imported
-from memory.fronts.cli import bench, maintain, read, write  # noqa: E402, F401
+from memory.fronts.cli import bench, maintain, nightly, read, write  # noqa: E402, F401
 
 
 def main() -> None:

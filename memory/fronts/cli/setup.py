@@ -226,11 +226,27 @@ def _status_text(found: Status) -> str:
         shown = [f"{kind} in {w.file}" + (f" (store {w.store})" if w.store else "")
                  for kind, w in parts.items() if w.present]
         lines.append(f"claude code, {scope}: " + ("; ".join(shown) if shown else "not wired"))
+    if found.nightly:
+        lines.append(_nightly_text(found.nightly))
     if found.check:
         lines.append(f"check: {found.check['errors']} errors, {found.check['warnings']} "
                      "warnings")
     lines += [f"{p.severity}: {p.message}" for p in found.problems] or ["no problems"]
     return "\n".join(lines)
+
+
+def _nightly_text(nightly: dict[str, Any]) -> str:
+    if not nightly["installed"]:
+        return "nightly report: not installed (`notes install nightly`)"
+    where = "cron" if nightly["scheduler"] == "cron" else f"systemd timer {nightly['where']}"
+    ran = nightly["last_run"]
+    if ran is None:
+        last = "not run yet"
+    elif ran["ok"]:
+        last = f"last run {ran['ran']}, report {ran['report']}"
+    else:
+        last = f"last run {ran['ran']} failed ({nightly['log']})"
+    return f"nightly report: installed ({where}); {last}"
 
 
 # -- install / uninstall ------------------------------------------------------------------

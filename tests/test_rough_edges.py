@@ -172,21 +172,16 @@ def test_the_hook_logs_bad_input_with_a_server_running(redis_store: Path,
                                                        tmp_path: Path) -> None:
     """The store's MCP server answers the hook when it runs; bad input is still logged by
     the hook process."""
-    env = {**os.environ, "NOTES_DIR": str(redis_store)}
-    socket_file = redis_store / ".notes" / "run" / "hook.sock"
-    with subprocess.Popen([str(NOTES_BIN), "serve"], env=env, stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as server:
-        try:
-            deadline = time.monotonic() + 60
-            while not socket_file.exists() and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert socket_file.exists()
-            result = subprocess.run([str(NOTES_BIN), "hook", "user-prompt"],
-                                    input="not json", capture_output=True, text=True, env=env,
-                                    timeout=60)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+    from test_hook_socket import Server
+
+    server = Server(redis_store, tmp_path / "server.log")
+    try:
+        server.wait_listening()
+        result = subprocess.run([str(NOTES_BIN), "hook", "user-prompt"], input="not json",
+                                capture_output=True, text=True, timeout=60,
+                                env={**os.environ, "NOTES_DIR": str(redis_store)})
+    finally:
+        server.stop()
     assert result.returncode == 0 and result.stdout == ""
     assert "not JSON" in result.stderr
     assert "not JSON" in (redis_store / ".notes" / "hook.log").read_text()

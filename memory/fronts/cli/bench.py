@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from memory.errors import NotesError
+from memory.errors import ConfigError, NotesError
 from memory.fronts.cli import (
     _split,
     cli,
@@ -80,7 +80,7 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
 @click.option("--policies", help="Comma-separated, from: ladder@1, ladder@2, ladder-oracle, "
               "ladder-zoom@1, recall@500, recall@1000, recall@2000, recall-flat@1000, "
               "fragments@2, fragments@5, fragments@10, fragments@20, fragments@40, "
-              "fragments@80, hybrid, full (default: all).")
+              "fragments@80, hybrid, hook, full (default: all).")
 @click.option("--limit", type=click.IntRange(1), help="Run only the first N questions.")
 @click.option("--half", type=click.Choice(["tuning", "test", "all"]), default="all",
               show_default=True, help="Run only one half of the questions (split by a hash of "
@@ -111,6 +111,7 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, half: st
     from memory.retrieval.levers import parse_levers
 
     chosen = parse_levers(levers)
+    _require_backends(_split(backends))
     if vectors is not None:
         output_folder(vectors, "--vectors")
     target = output_folder(out or bench_dir / "report", "--out" if out else "report")
@@ -175,6 +176,7 @@ def bench_visible(benches: str | None, policies: str | None, limit: int | None,
         raise click.UsageError(str(exc)) from exc
     from memory.retrieval.levers import parse_levers
 
+    _require_backends([backend])
     options = VisibleOptions(names, out, _split(policies or "") or None, limit, locomo,
                              work=work, backend=backend, levers=parse_levers(levers))
     check_options(options)  # the cheap checks first: a bad name leaves no folder behind
@@ -238,11 +240,25 @@ def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work:
                               work=work, hook_runs=min(queries, 3 * runs))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
+    _require_backends(options.backends)
     output_folder(out, "--out")
     data = run_perf(options, "notes " + shlex.join(sys.argv[1:]),
                     lambda line: click.echo(line, err=True))
     data = write_report(data, out)
     click.echo(targets_table(data) + f"\n\nreport in {out / FILES['markdown']}")
+
+
+def _require_backends(names: list[str]) -> None:
+    """Refuse, naming the flag, a --backend whose package is not installed (before any
+    bench is built or run)."""
+    from memory.config import BACKEND_PACKAGES, BACKEND_PINS, backend_installed
+
+    for name in names:
+        if name in BACKEND_PACKAGES and not backend_installed(name):
+            raise ConfigError(f"--backend {name} needs the {BACKEND_PACKAGES[name]} package: "
+                              f"install the extra (pip install 'notes-memory[{name}]'; with "
+                              f"pipx: pipx inject notes-memory {BACKEND_PINS[name]}), or leave "
+                              f"{name} out of --backend")
 
 
 def _bench_progress() -> Callable[[int], None] | None:

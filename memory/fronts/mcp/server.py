@@ -90,11 +90,21 @@ def create_server(config: Config, read_only: bool = False,
                   notes: Notes | None = None) -> FastMCP:
     """Build the server for one store; ``read_only`` serves only the three ladder tools."""
     notes = notes or server_notes(config)
-    mcp = FastMCP(SERVER_NAME, instructions=INSTRUCTIONS)
+    mcp = FastMCP(SERVER_NAME, instructions=INSTRUCTIONS, version=package_version())
     _add_read_tools(mcp, notes)
     if not read_only:
         _add_write_tools(mcp, notes)
     return mcp
+
+
+def package_version() -> str:
+    """This package's version (the server's ``serverInfo.version``), not fastmcp's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("notes-memory")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"
 
 
 class LeanTool(FunctionTool):
@@ -263,18 +273,22 @@ def measure_costs(config: Config) -> dict[str, Any]:
     per_tool = {t["name"]: count(compact_json(t)) for t in tools}
     per_tool["instructions"] = count(INSTRUCTIONS)  # sent once per session, like the catalog
     suggested = notes.suggest(TYPICAL_QUERY)
-    top = suggested.hits[0].note
-    mapped = notes.section_map(top, TYPICAL_QUERY)
-    section = mapped.best[0] if mapped.best else "state"
-    answers = {
-        "suggest": count(render.suggestions(suggested)),
-        "section_map": count(render.section_map(mapped)),
-        "read_section": count(render.section_text(notes.read_section(top, section))),
-    }
+    answers = {"suggest": count(render.suggestions(suggested)), "section_map": 0,
+               "read_section": 0}
+    # the question's best note; on a store where it matches nothing, the store's first note
+    top = suggested.hits[0].note if suggested.hits else next(iter(notes.store.note_ids()), None)
+    read = "nothing (the store has no notes)"
+    if top is not None:
+        mapped = notes.section_map(top, TYPICAL_QUERY)
+        ids = [row.id for row in mapped.rows]
+        section = mapped.best[0] if mapped.best else "state" if "state" in ids else ids[0]
+        answers["section_map"] = count(render.section_map(mapped))
+        answers["read_section"] = count(render.section_text(notes.read_section(top, section)))
+        read = f"{top}#{section}"
     notes.close()
     return {"tools": per_tool, "catalog_total": sum(per_tool.values()),
             "read_tools_total": sum(per_tool[n] for n in READ_TOOLS if n in per_tool),
-            "answers": answers, "query": TYPICAL_QUERY, "read": f"{top}#{section}"}
+            "answers": answers, "query": TYPICAL_QUERY, "read": read}
 
 
 def over_budget(costs: dict[str, Any], budget: dict[str, Any]) -> list[str]:

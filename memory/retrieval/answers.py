@@ -1,9 +1,10 @@
-"""The rungs' answers as a model reads them: compact pipe tables with a header row, and
-labelled section texts. A cut list starts with a line saying what was cut and how to narrow.
+"""The rungs' answers as a model reads them: compact pipe tables with a header row, labelled
+section texts, and ``recall``'s groups under short labels. A cut list starts
+with a line saying what was cut and how to narrow.
 
 They live beside the rungs because their size is part of what a rung costs: the usage log
-counts these tokens, and ``recall`` budgets its labels with the same :func:`label` that heads
-every section read.
+counts these tokens, and ``recall`` budgets its labels with the same :func:`recall_label` that
+heads each of its groups.
 """
 
 from __future__ import annotations
@@ -99,17 +100,22 @@ def section_text(result: SectionText) -> str:
     return head + result.text.rstrip()
 
 
+def recall_label(note: str, ref: str, date: str | None, first: bool) -> str:
+    """A ``recall`` group's label: ``[note#ref]`` for a note's first group, ``[#ref]`` for
+    its next ones; the day is added only when ``ref`` does not start with it (an entry's
+    short name is its day)."""
+    day = (date or "")[:10]
+    when = f" {day}" if day and not ref.startswith(day) else ""
+    return f"[{note if first else ''}#{ref}{when}]\n"
+
+
 def recalled(result: Recalled) -> str:
     if not result.groups:
         return (f"nothing matches {result.query!r}; try other words (Spanish or English), or "
                 "run `notes list`")
     body = "".join(g.text for g in result.groups)
-    last = f"{result.tokens} of {result.budget} tokens"
-    if result.left_out:
-        last += (f"; left out {result.left_out} matching blocks ({result.left_tokens} tokens); "
-                 f"next: {result.next_ref} ({result.next_tokens} tokens)")
-    else:
-        last += "; nothing else matched"
-    return body + last
+    if not result.left_out:
+        return body + "nothing else matched"
+    return body + f"left out {result.left_out} blocks"
 
 

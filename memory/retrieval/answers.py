@@ -1,5 +1,5 @@
-"""The rungs' answers as a model reads them: compact pipe tables with a header row, labelled
-section texts, and ``recall``'s groups under short labels. A cut list starts
+"""The rungs' answers as a model reads them: compact pipe tables with a header row, section
+texts as the notes hold them, and ``recall``'s groups under short labels. A cut list starts
 with a line saying what was cut and how to narrow.
 
 They live beside the rungs because their size is part of what a rung costs: the usage log
@@ -95,9 +95,11 @@ def _best_line(result: SectionMap) -> str:
 
 
 def section_text(result: SectionText) -> str:
-    head = label(result.note, result.section, result.kind, result.date,
-                 f"{result.tokens} tokens")
-    return head + result.text.rstrip()
+    """The part read, as the note holds it (from its heading line): the call names the note
+    and the part, and the text says the rest, so no label is added (an empty part says so
+    under one)."""
+    text = result.text.rstrip()
+    return text or label(result.note, result.section, result.kind, "empty").rstrip("\n")
 
 
 def recall_label(note: str, ref: str, date: str | None, first: bool) -> str:

@@ -4,12 +4,13 @@ with a line saying what was cut and how to narrow.
 
 They live beside the rungs because their size is part of what a rung costs: the usage log
 counts these tokens, and ``recall`` budgets its labels with the same :func:`recall_label` that
-heads each of its groups.
+heads each of its groups. *Framing* is every token of an answer that is not the notes' own
+text (labels, the last line); :func:`framing` measures it (docs/mcp.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -17,6 +18,12 @@ if TYPE_CHECKING:
     from memory.retrieval.recall import Recalled
 
 TOKEN_NOTE = "tokens are cl100k estimates"
+
+
+def framing(answer: str, note_text: str, count: Callable[[str], int]) -> int:
+    """The tokens of ``answer`` that are not ``note_text`` (the notes' lines it shows, in
+    order): its labels, headers, separators and last line."""
+    return max(0, count(answer) - count(note_text))
 
 
 def label(note: str, ref: str, *parts: str | None) -> str:

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from functools import wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
 from fastmcp import FastMCP
@@ -249,30 +250,52 @@ def compact_json(value: Any) -> str:
 TYPICAL_QUERY = "cómo hago rollback de un despliegue en producción"
 
 
-def measure_costs(config: Config) -> dict[str, Any]:
+def measure_costs(config: Config, questions: Path | None = None) -> dict[str, Any]:
     """cl100k tokens of each tool in ``tools/list`` (compact JSON, as a client receives it),
-    the totals, and a typical answer of each rung on this store."""
+    the totals, and a typical answer of each rung on this store; with ``questions`` (a
+    bench's questions.jsonl about this store), the framing of ``recall`` and
+    ``read_section`` over them (:mod:`memory.services.framing`)."""
     import asyncio
 
     notes = Notes(dataclasses.replace(config, usage_log=False),
                   notify=lambda message: log.warning("%s", message))
-    tools = asyncio.run(catalog(create_server(config, notes=notes)))
-    count = notes.counter.count
-    per_tool = {t["name"]: count(compact_json(t)) for t in tools}
-    per_tool["instructions"] = count(INSTRUCTIONS)  # sent once per session, like the catalog
+    try:
+        tools = asyncio.run(catalog(create_server(config, notes=notes)))
+        count = notes.counter.count
+        per_tool = {t["name"]: count(compact_json(t)) for t in tools}
+        per_tool["instructions"] = count(INSTRUCTIONS)  # sent once per session, like the catalog
+        answers, read = _typical_answers(notes, count)
+        framing: dict[str, Any] = {}
+        if questions is not None:
+            from memory.services.framing import measure_framing
+
+            framing = {name: dataclasses.asdict(f) | {"share": round(f.share, 4)}
+                       for name, f in measure_framing(notes.ladder, questions).items()}
+    finally:
+        notes.close()
+    return {"tools": per_tool, "catalog_total": sum(per_tool.values()),
+            "read_tools_total": sum(per_tool[n] for n in READ_TOOLS if n in per_tool),
+            "answers": answers, "query": TYPICAL_QUERY, "read": read,
+            "framing": framing, "questions": str(questions) if questions else None}
+
+
+def _typical_answers(notes: Notes, count: Callable[[str], int]
+                     ) -> tuple[dict[str, int], str | None]:
+    """The cost of each rung's answer to :data:`TYPICAL_QUERY`, and the section read: only
+    ``suggest``'s when no note matches it (a store that is not the example's)."""
     suggested = notes.suggest(TYPICAL_QUERY)
+    answers = {"suggest": count(render.suggestions(suggested))}
+    if not suggested.hits:
+        return answers, None
     top = suggested.hits[0].note
     mapped = notes.section_map(top, TYPICAL_QUERY)
     section = mapped.best[0] if mapped.best else "state"
-    answers = {
-        "suggest": count(render.suggestions(suggested)),
-        "section_map": count(render.section_map(mapped)),
-        "read_section": count(render.section_text(notes.read_section(top, section))),
-    }
-    notes.close()
-    return {"tools": per_tool, "catalog_total": sum(per_tool.values()),
-            "read_tools_total": sum(per_tool[n] for n in READ_TOOLS if n in per_tool),
-            "answers": answers, "query": TYPICAL_QUERY, "read": f"{top}#{section}"}
+    answers["section_map"] = count(render.section_map(mapped))
+    try:
+        answers["read_section"] = count(render.section_text(notes.read_section(top, section)))
+    except NotesError:  # a note with no state and no best section: nothing typical to read
+        return answers, None
+    return answers, f"{top}#{section}"
 
 
 def over_budget(costs: dict[str, Any], budget: dict[str, Any]) -> list[str]:
@@ -286,6 +309,10 @@ def over_budget(costs: dict[str, Any], budget: dict[str, Any]) -> list[str]:
     for name, cost, limit in pairs:
         if cost > limit:
             problems.append(f"{name}: {cost} > {limit}")
+    for name, measured in costs.get("framing", {}).items():
+        limit = budget.get("framing", {}).get(name, 0.0)
+        if measured["share"] > limit:
+            problems.append(f"framing {name}: {measured['share']:.1%} > {limit:.0%}")
     return problems
 
 

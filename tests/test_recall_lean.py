@@ -90,7 +90,7 @@ def test_more_budget_keeps_every_block_on_the_example_questions(example: BenchRe
 def test_more_budget_keeps_every_block_on_locomo(tmp_path: Path, per_session: bool) -> None:
     """Every fourth LoCoMo question (497), on a note per conversation and per session."""
     bench = tmp_path / "bench"
-    locomo_to_bench(shared_file(LOCOMO), bench, note_per_session=per_session)
+    locomo_to_bench(shared_file(LOCOMO), bench, per_session=per_session)
     notes = Notes(bench_config(bench / "notes", tmp_path / "state"), notify=lambda _: None)
     reader = BenchReader(notes)
     try:

@@ -21,27 +21,27 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from memory.bench.curve import best_of_family
 from memory.bench.report import policy_figures, routing_figures, with_margins
 from memory.bench.run import RunResult, run_bench
+from memory.bench.split import check_half
 from memory.retrieval.levers import parse_levers
 
 POLICIES = ("ladder@1", "ladder@2", "recall@500", "recall@1000", "recall@2000",
             "fragments@2", "fragments@5", "fragments@10", "fragments@20", "fragments@40",
             "fragments@80")
-LADDER_FAMILY = ("ladder", "recall", "hybrid", "hook")
 
 
 def summary(run: RunResult) -> dict[str, Any]:
     policies = with_margins({p: policy_figures(run.results, p) for p in run.policies})
-    family = {p: f for p, f in policies.items() if p.startswith(LADDER_FAMILY)
-              and f["curve_margin"] is not None}
-    best = max(family, key=lambda p: family[p]["curve_margin"], default=None)
+    top = best_of_family(policies)
+    best = top["policy"] if top else None
     several = [r for r in run.results if len(r.gold_positions) > 1]
     multi_hop = [r for r in run.results if r.category == "multi-hop"]
     return {"levers": list(run.levers.on()), "questions": len(run.results),
             "routing": routing_figures(run.results),
             "policies": policies, "best": best,
-            "best_margin": family[best]["curve_margin"] if best else None,
+            "best_margin": top["curve_margin"] if top else None,
             "several_gold": {p: policy_figures(several, p) for p in run.policies},
             "multi_hop": {p: policy_figures(multi_hop, p) for p in run.policies}}
 
@@ -104,6 +104,8 @@ def main() -> None:
     parser.add_argument("--configs", default="none;default;all")
     parser.add_argument("--policies", default=",".join(POLICIES))
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--half", choices=("tuning", "test", "all"), default="all",
+                        help="run one half of the questions (choose on tuning, report test)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--vectors", type=Path, help="the semantic lever's vectors, kept here "
                         "for later runs (content-addressed: benches of the same notes share)")
@@ -114,12 +116,13 @@ def main() -> None:
     if args.bench is None:
         parser.error("give a BENCH (or --table FILE)")
     configs = [c.strip() for c in args.configs.split(";") if c.strip()]
-    out: dict[str, Any] = {"bench": str(args.bench), "limit": args.limit, "configs": {}}
+    out: dict[str, Any] = {"bench": str(args.bench), "limit": args.limit, "half": args.half,
+                           "configs": {}}
     with tempfile.TemporaryDirectory(prefix="notes-levers-") as scratch:
         for config in configs:
             run = run_bench(args.bench, args.policies.split(","), args.limit,
                             state_dir=Path(scratch) / "state", levers=parse_levers(config),
-                            vectors=args.vectors)
+                            vectors=args.vectors, half=check_half(args.half))
             data = summary(run)
             out["configs"][config] = data
             print(line(config, data), flush=True)

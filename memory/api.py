@@ -40,7 +40,13 @@ from memory.model.text import excerpt
 from memory.retrieval import answers
 from memory.retrieval.ladder import Ladder, SectionMap, SectionText, Suggestions
 from memory.retrieval.levers import store_levers
-from memory.state.safe_files import FileChanged, Snapshot, create_new, open_for_writing_elsewhere
+from memory.state.safe_files import (
+    FileChanged,
+    Snapshot,
+    create_new,
+    open_for_writing_elsewhere,
+    settled,
+)
 from memory.state.store import (
     LoadedNote,
     NoteFile,
@@ -65,6 +71,7 @@ _UNSAFE_TO_WRITE = {"binary", "not-utf8", "too-large", "front-matter-unclosed",
                     "unclosed-block", "too-many-lines", "too-many-sections", "too-many-blocks"}
 WRITE_ATTEMPTS = 5  # reads of a note that an editor keeps saving while a tool writes it
 EDITOR_WAIT_S = 2.0  # how long a write waits for an editor that holds the note open
+MID_SAVE_WAIT_S = 3.0  # ... and for a file that looks half saved and is still changing
 
 
 def _stderr(message: str) -> None:
@@ -247,17 +254,21 @@ class Notes:
         return WriteResult(note_id, entry.id, self.counter.count(entry.text), path,
                            warnings=warnings)
 
-    def _change(self, note: str, edit: Callable[[Note], str]) -> tuple[str, Path, LoadedNote,
-                                                                        tuple[str, ...]]:
-        """Under the note's lock: read it, refuse it if it is not safe to write over, compute
-        the new text, and replace the file only if nobody changed it meanwhile (an editor's
-        save between the read and the rename makes it read again). Returns the note as
-        written, parsed once (:meth:`_after_write`)."""
-        note_id = validate_note_id(note)
+    def _change(self, note: str, edit: Callable[[Note], str], merge: bool = True
+                ) -> tuple[str, Path, LoadedNote, tuple[str, ...]]:
+        """The one write path of an existing note. Under the note's lock: read it (waiting
+        for an editor mid-save), put back the recorded entries an editor's stale save
+        dropped (``merge``: a three-way merge with the ledger as the base), compute the new
+        text, and replace the file only if nobody changed it meanwhile (an editor's save
+        between the read and the rename makes it read again). Returns the note as written,
+        parsed once (:meth:`_after_write`)."""
+        note_id = self.store.note_id_of(note)
+        put_back: list[str] = []
         with self.store.locked(note_id) as path:
             for attempt in range(WRITE_ATTEMPTS):
                 loaded, snap = self._load_for_write(note_id, path)
-                text = edit(loaded.note)
+                base, put_back = self.history.merge(loaded) if merge else (loaded.note, [])
+                text = edit(base)
                 try:
                     self.store.replace_if_unchanged(path, text, snap)
                     break
@@ -269,20 +280,37 @@ class Notes:
                                "in a moment")
             written = _written_stat(path)
         loaded, warnings = self._after_write(note_id, path, text, written)
+        if put_back:
+            warnings = (f"put back {len(put_back)} history entr"
+                        f"{'y' if len(put_back) == 1 else 'ies'} that a save of {path.name} "
+                        f"had dropped: {', '.join(put_back[:5])}", *warnings)
         return note_id, path, loaded, warnings
 
     def _load_for_write(self, note_id: str, path: Path) -> tuple[LoadedNote, Snapshot]:
+        """The note as it is to be written over: when it looks half saved (it lost its
+        header or a section, or its last heading is cut) and is still changing, wait for it
+        to settle, up to ``MID_SAVE_WAIT_S``; a file that settles so is a person's edit."""
         if not path.is_file():
             raise NoteNotFound(missing_note_message(note_id, self.store.note_ids())
                                + "; or create it with `notes new`")
-        self._wait_until_closed(path)
-        loaded, snap = self.store.snapshot(note_id, path)
+        deadline = time.monotonic() + MID_SAVE_WAIT_S
+        while True:
+            self._wait_until_closed(path)
+            loaded, snap = self.store.snapshot(note_id, path)
+            signs = self.history.mid_save(loaded)
+            if not signs or settled(path, snap.size):
+                break
+            if time.monotonic() >= deadline:
+                raise NoteBusy(f"{path.name} is being saved by another program (it lost "
+                               f"{', '.join(signs[:2])} and is still changing); nothing was "
+                               "written: retry in a few seconds")
+            time.sleep(0.1)
+        self.history.refuse_empty(loaded)
         blocking = [p for p in loaded.problems if p.code in _UNSAFE_TO_WRITE]
         if blocking:
             first = blocking[0]
             raise NoteFormatError(f"{path.name}:{first.line}: {first.message}; fix the file "
                                   "before writing to it through the tools")
-        self.history.refuse_losses(loaded)
         return loaded, snap
 
     @staticmethod
@@ -308,7 +336,7 @@ class Notes:
         that the index will catch up."""
         raw = text.encode("utf-8")
         loaded = self.store.load_bytes(note_id, path, raw, len(raw))
-        self.history.observe([loaded])
+        self.history.observe([loaded], written=True)
         try:
             if written is None or written.st_size != len(raw) or \
                     len(raw) > self.config.max_note_bytes:
@@ -357,6 +385,14 @@ class Notes:
         """Merge the small index segments that quick commits left; how many were merged."""
         return self.index.tidy()
 
+    def when_idle(self) -> int:
+        """What a watcher does once the notes are quiet: merge the small index segments
+        (how many), and record the last entries left unrecorded while their files were
+        being saved."""
+        merged = self.tidy_index()
+        self.history.record_deferred()
+        return merged
+
     def check(self) -> list[FileProblem]:
         """Format problems of every note, then history entries changed since recorded."""
         from memory.state.check import check_store
@@ -365,12 +401,17 @@ class Notes:
 
     def restore_history(self, note: str | None = None) -> list[Repair]:
         """Put changed history back as recorded (what it takes out is saved under
-        ``<state>/taken-out/``), then re-index what changed."""
+        ``<state>/taken-out/``) through the one write path (:meth:`_change`, without its
+        merge), which re-indexes what it writes."""
+        def rewrite(note_id: str, edit: Callable[[Note], str]) -> None:
+            self._change(note_id, edit, merge=False)
+
         try:
-            repairs = self.history.restore(note, self.config.state_dir / "taken-out")
+            repairs = self.history.restore(rewrite, note and self.store.note_id_of(note),
+                                           self.config.state_dir / "taken-out")
         except sqlite3.Error as exc:
             raise self._ledger_error("restore the history", exc) from exc
-        self._reindex_quietly(sorted({r.note for r in repairs}))
+        self._reindex_quietly(sorted({r.note for r in repairs if r.action == "recreated"}))
         return repairs
 
     def accept_history(self, note: str | None = None) -> list[Repair]:

@@ -9,6 +9,7 @@ it before importing this module); ``Config.store_source`` records what chose the
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from memory.locate import choose_store, existing_store, resolve_state_dir
 DEFAULT_STATE_HEADINGS = ("current state", "estado vigente", "estado actual", "estado", "state")
 DEFAULT_HISTORY_HEADINGS = ("history", "historia", "historial", "log", "bitácora", "bitacora")
 BACKENDS = ("whoosh", "tantivy")  # the search index: Whoosh (embedded default) or tantivy
+BACKEND_PACKAGES = {"tantivy": "tantivy"}  # a backend's package, installed by its extra
+BACKEND_PINS = {"tantivy": "tantivy==0.27.0"}  # the extra's pin (pyproject.toml), for pipx inject
 USAGE_QUERY_MODES = ("plain", "hashed", "off")  # how the usage log keeps each query
 
 
@@ -105,6 +108,18 @@ def _backend(env: Mapping[str, str]) -> str:
         raise ConfigError(f"NOTES_BACKEND={value!r} is not a search backend; use one of "
                           f"{', '.join(BACKENDS)} (or unset it for whoosh)")
     return value
+
+
+def backend_installed(backend: str) -> bool:
+    """Whether ``backend``'s package is there (without importing it): whoosh always is,
+    tantivy with the ``tantivy`` extra."""
+    package = BACKEND_PACKAGES.get(backend)
+    if package is None:
+        return True
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # a module entry set to None: blocked on purpose
+        return False
 
 
 def _int_setting(env: Mapping[str, str], name: str, default: int) -> int:

@@ -5,7 +5,8 @@ The store (the notes folder) is found in this order: ``--notes DIR``, then ``NOT
 then the nearest store walking up from the current folder (a folder holding the marker file
 ``.notes.toml`` that ``notes init`` writes; at a project root, the folder with ``.git``, also
 a store directly inside it), then the per-user default store under the platform's data
-folder. The bundled example is used only when asked for (``example=True``, ``--example``).
+folder. The bundled example is used only when asked for (``example=True``, ``--example``);
+it lies beside the package, in a checkout or (installed as package data) in site-packages.
 
 This module imports only the standard library's ``os``, ``sys`` and ``pathlib`` (no
 ``dataclasses``, no ``hashlib`` until a read-only store needs it): the prompt hook finds the
@@ -121,6 +122,21 @@ def default_store(env: Mapping[str, str] | None = None) -> Path:
     return (base / APP_FOLDER / "notes").resolve()
 
 
+def user_state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The per-user state folder, for what belongs to no store (the backups of the settings
+    files `notes install` changes): ``$XDG_STATE_HOME/notes-memory`` on Linux
+    (``~/.local/state/…``), ``~/Library/Application Support/notes-memory/state`` on macOS,
+    ``%LOCALAPPDATA%\\notes-memory\\state`` on Windows."""
+    env = os.environ if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    if sys.platform == "darwin":
+        return (home / "Library" / "Application Support" / APP_FOLDER / "state").resolve()
+    if sys.platform == "win32":
+        base = Path(env.get("LOCALAPPDATA") or home / "AppData" / "Local")
+        return (base / APP_FOLDER / "state").resolve()
+    return (Path(env.get("XDG_STATE_HOME") or home / ".local" / "state") / APP_FOLDER).resolve()
+
+
 def _absolute(value: str | os.PathLike[str], cwd: Path | None) -> Path:
     path = Path(value).expanduser()
     return (path if path.is_absolute() else (cwd or Path.cwd()) / path).resolve()
@@ -154,9 +170,9 @@ def existing_store(choice: StoreChoice) -> Path:
     if path.is_dir():
         return path
     if choice.source == "example":
-        raise ConfigError(f"the bundled example store ({path}) is not here: it ships with a "
-                          "checkout of the project, not with the installed package; use "
-                          "your own store (`notes init`), or run from a checkout")
+        raise ConfigError(f"the bundled example store ({path}) is not here, though it "
+                          "ships with the package: reinstall notes-memory (pipx reinstall "
+                          "notes-memory), or use your own store (`notes init`)")
     if choice.source == "default":
         raise ConfigError(f"no store here: none found walking up from {choice.searched_from}, "
                           f"and your default store {path} does not exist yet; create it with "
@@ -177,13 +193,19 @@ def resolve_state_dir(
     if value:
         return Path(value).expanduser().resolve()
     inside = root / STATE_FOLDER
-    if _writable(inside if inside.exists() else root):
+    if _writable(inside if inside.exists() else root) and not _installed_example(root):
         return inside
     import hashlib  # here: only a read-only store needs it
 
     cache = Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
     return (cache / "notes-memory" / f"{root.name}-{digest}").resolve()
+
+
+def _installed_example(root: Path) -> bool:
+    """The example store as installed with the package (beside it in site-packages, not in
+    a checkout): its index goes to the cache folder, never into the installed files."""
+    return root == EXAMPLE_STORE and not (EXAMPLE_STORE.parent / "pyproject.toml").is_file()
 
 
 def _writable(path: Path) -> bool:

@@ -50,7 +50,8 @@ def worker_processes() -> Any:
 @pytest.fixture(autouse=True)
 def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test sees the user's NOTES_* settings, home, data, config or cache folders: the
-    per-user default store and Claude Code's files (~/.claude*) are the test's own."""
+    per-user default store, the per-user state folder (install's backups) and Claude Code's
+    files (~/.claude*) are the test's own."""
     for name in list(os.environ):
         if name.startswith("NOTES_"):
             monkeypatch.delenv(name)
@@ -58,6 +59,7 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,8 @@ tests/conftest.py), which writes the report:
 
     NOTES_RELIABILITY_REPORT=docs/reliability.md NOTES_STRESS_SECONDS=60 \\
         .venv/bin/python -m pytest
+
+What follows the line :data:`KEPT` in the report (prose written by hand) is kept as it is.
 """
 
 from __future__ import annotations
@@ -69,4 +71,16 @@ def write_report(target: Path, exitstatus: int) -> None:
         lines += [f"## {title}", "", "| what | figure |", "|---|---|"]
         lines += [f"| {what} | {value} |" for what, value in rows]
         lines.append("")
-    target.write_text("\n".join(lines))
+    target.write_text("\n".join(lines) + _kept(target))
+
+
+KEPT = "<!-- Written by hand from here on: kept when the figures are made again. -->"
+
+
+def _kept(target: Path) -> str:
+    """The report's hand-written end (from :data:`KEPT` on), carried into the new report."""
+    try:
+        old = target.read_text()
+    except OSError:
+        return ""
+    return "\n" + old[old.index(KEPT):] if KEPT in old else ""

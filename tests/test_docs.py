@@ -38,3 +38,20 @@ def test_readme_opens_with_the_two_commands() -> None:
     assert block[1] == ".venv/bin/python -m pytest"
     ci = (ROOT / ".ci" / "run").read_text()
     assert block[0] in ci and block[1] in ci
+
+
+def test_bench_run_lists_every_policy() -> None:
+    """The policies of `notes bench run`, in its --help and in docs/cli.md, are the ones the
+    bench runs (memory/bench/policies.py)."""
+    from click.testing import CliRunner
+
+    from memory.bench.policies import POLICIES
+
+    shown = CliRunner().invoke(cli, ["bench", "run", "--help"], terminal_width=200).output
+    listed = " ".join(shown.split("--policies TEXT")[1].split("--limit")[0].split())
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    entry = " ".join(doc.split("- `notes bench run BENCH")[1].split("\n- `notes")[0].split())
+    for policy in POLICIES:
+        assert f" {policy}," in listed or f" {policy} " in listed, policy
+        assert f"`{policy}`" in entry, policy
+

@@ -13,6 +13,13 @@ from conftest import NOTES_BIN
 OTHER_HOOK = {"hooks": [{"type": "command", "command": "echo other", "timeout": 5}]}
 
 
+def backup_folder(home: Path, folder: Path) -> Path:
+    """Where install keeps the backups of the settings files of ``folder``: the per-user
+    state folder (XDG_STATE_HOME, set for every test), the folder's path below it."""
+    state = Path(os.environ["XDG_STATE_HOME"])
+    return state / "notes-memory" / "backups" / folder.relative_to(folder.anchor)
+
+
 def install(store_dir: Path, home: Path, project: Path, *args: str
             ) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HOME": str(home), "NOTES_DIR": str(store_dir)}
@@ -47,8 +54,10 @@ def test_project_install_merges_and_is_idempotent(store_dir: Path, tmp_path: Pat
     assert groups[0] == OTHER_HOOK
     ours = groups[1]["hooks"][0]
     assert ours["command"].endswith("hook user-prompt") and ours["timeout"] == 10
-    backups = sorted(p.name for p in project.rglob("*.bak-*"))
-    assert len(backups) == 2
+    assert not list(project.rglob("*.bak-*"))  # nothing to commit by accident
+    backups = sorted(p.name for p in backup_folder(home, project).rglob("*.bak-*"))
+    assert len(backups) == 2 and all(str(project) in line for line in first.stdout
+                                     .splitlines() if "backup:" in line)
     before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
     second = install(store_dir, home, project)
     assert second.returncode == 0 and second.stdout.count("unchanged:") == 2
@@ -170,13 +179,15 @@ def test_backups_never_replace_one_another(store_dir: Path, tmp_path: Path) -> N
     import datetime as dt
 
     now = dt.datetime.now()
+    folder = backup_folder(home, project)
+    folder.mkdir(parents=True)
     for seconds in range(0, 30):  # the names the next installs would pick are all taken
         stamp = (now + dt.timedelta(seconds=seconds)).strftime("%Y%m%d-%H%M%S")
-        (project / f".mcp.json.bak-{stamp}").write_text("older backup")
+        (folder / f".mcp.json.bak-{stamp}").write_text("older backup")
     first = install(store_dir, home, project)
     second = install(other, home, project)
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
-    backups = sorted(project.glob(".mcp.json.bak-*"))
+    backups = sorted(folder.glob(".mcp.json.bak-*"))
     assert len(backups) == 32
     kept = [b.read_text() for b in backups if b.read_text() != "older backup"]
     assert len(kept) == 2 and str(store_dir) in "".join(kept)  # before and after the first
@@ -229,3 +240,83 @@ def test_install_without_a_store_uses_your_default_never_the_example(tmp_path: P
     hook = json.loads((project / ".claude" / "settings.json").read_text())
     assert "notes_example" not in json.dumps(hook) + json.dumps(server)
     assert (default / ".notes.toml").is_file()
+
+
+def test_a_user_scope_install_never_pins_a_project_store(tmp_path: Path) -> None:
+    """Run inside a project that has its own store, `--scope user` names no store: every
+    project then finds its nearest store, else the per-user default (made if missing)."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    home.mkdir()
+    assert notes_cmd("init", "notes", home=home, cwd=project).returncode == 0
+    made = notes_cmd("install", "claude-code", "--scope", "user", home=home, cwd=project)
+    assert made.returncode == 0, made.stderr
+    server = json.loads((home / ".claude.json").read_text())["mcpServers"]["notes"]
+    assert server["args"] == ["serve"]
+    hook = json.loads((home / ".claude" / "settings.json").read_text())
+    command = hook["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert "--notes" not in command and str(project) not in command
+    default = tmp_path / "data" / "notes-memory" / "notes"
+    assert (default / ".notes.toml").is_file()
+    assert "--notes" in made.stderr and str(default) in made.stderr
+    # the project still gets its own store, another folder the default
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    for cwd, store in ((project, project / "notes"), (other, default)):
+        status = notes_cmd("status", "--json", home=home, cwd=cwd)
+        assert json.loads(status.stdout)["store"]["path"] == str(store)
+
+
+def test_a_user_scope_install_pins_a_store_named_on_purpose(store_dir: Path,
+                                                            tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    seed(home, project)
+    result = install(store_dir, home, project, "--scope", "user")  # NOTES_DIR names it
+    assert result.returncode == 0, result.stderr
+    server = json.loads((home / ".claude.json").read_text())["mcpServers"]["notes"]
+    assert server["args"] == ["--notes", str(store_dir), "serve"]
+
+
+def test_uninstall_takes_away_the_folder_install_made_and_keeps_formatting(
+        store_dir: Path, tmp_path: Path) -> None:
+    """A project with only a four-space .mcp.json: install makes .claude/ and its settings,
+    keeps the indentation and key order of the file it merges into; uninstall leaves the
+    project as it was, .claude/ gone, and no backup in it."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    home.mkdir()
+    mcp = project / ".mcp.json"
+    mcp.write_text('{\n    "zeta": 1,\n    "mcpServers": {\n        "github": {\n'
+                   '            "command": "gh-mcp"\n        }\n    },\n    "alpha": [1, 2]'
+                   '\n}\n')
+    original = mcp.read_bytes()
+    assert install(store_dir, home, project).returncode == 0
+    merged = mcp.read_text()
+    assert merged.startswith('{\n    "zeta": 1,\n    "mcpServers": {\n        "github": {')
+    assert list(json.loads(merged)) == ["zeta", "mcpServers", "alpha"]
+    assert list(json.loads(merged)["mcpServers"]) == ["github", "notes"]
+    assert (project / ".claude" / "settings.json").is_file()
+    gone = notes_cmd("uninstall", "claude-code", "--project", str(project), home=home,
+                     cwd=tmp_path)
+    assert gone.returncode == 0, gone.stderr
+    assert sorted(p.name for p in project.iterdir()) == [".mcp.json"]
+    assert mcp.read_bytes() == original
+
+
+def test_formatting_is_kept_without_a_backup_to_restore(store_dir: Path, tmp_path: Path) -> None:
+    """Uninstall with the backups gone (another machine, a cleaned state folder): the rest of
+    the file is written back in its own indentation (a tab) and key order."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    home.mkdir()
+    settings = project / ".claude" / "settings.json"
+    settings.write_text('{\n\t"model": "opus",\n\t"env": {\n\t\t"A": "1"\n\t}\n}')
+    original = settings.read_bytes()
+    assert install(store_dir, home, project).returncode == 0
+    assert '\n\t"model": "opus",\n\t"env": {' in settings.read_text()
+    import shutil
+
+    shutil.rmtree(backup_folder(home, project))
+    assert notes_cmd("uninstall", "claude-code", "--project", str(project), home=home,
+                     cwd=tmp_path).returncode == 0
+    assert settings.read_bytes() == original

@@ -36,7 +36,7 @@ def test_status_json_fields(tmp_path: Path) -> None:
     code, data = status(project)
     assert code == 0, data
     assert set(data) == {"store", "notes", "tokens", "index", "usage_log", "claude_code",
-                         "check", "problems", "ok"}
+                         "nightly", "check", "problems", "ok"}
     assert data["store"] == {"path": str(store), "source": "found",
                              "why": f"store {store} (found walking up from the current "
                                     "folder)", "exists": True, "marked": True,

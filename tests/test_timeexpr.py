@@ -73,3 +73,24 @@ def test_a_habitual_weekday_is_not_a_date() -> None:
     found = find_ranges("¿Qué se acordó a principios de octubre de 2025 sobre los viernes?",
                         dt.date(2026, 11, 30))
     assert [(r.start, r.end) for r in found] == [(dt.date(2025, 10, 1), dt.date(2025, 10, 10))]
+
+
+@pytest.mark.parametrize("text", ["friday deploys", "no deploys friday or monday",
+                                  "despliegues viernes", "lunes", "the friday freeze rule"])
+def test_a_weekday_alone_is_not_a_date(text: str) -> None:
+    """A weekday with no word that makes it a day ("friday deploys") is a topic."""
+    assert find_ranges(text, BASE) == []
+
+
+@pytest.mark.parametrize(("text", "phrase", "start", "end"), [
+    ("what changed last friday", "last friday", "2026-11-27", "2026-11-27"),
+    ("on Friday we rolled back", "on friday", "2026-11-27", "2026-11-27"),
+    ("el viernes hubo incidente", "el viernes", "2026-11-27", "2026-11-27"),
+    ("el pasado viernes", "el pasado viernes", "2026-11-27", "2026-11-27"),
+    ("el viernes pasado", "el viernes pasado", "2026-11-27", "2026-11-27"),
+    ("since Thursday", "since thursday", "2026-11-26", "2026-11-30"),
+    ("desde el jueves", "desde el jueves", "2026-11-26", "2026-11-30"),
+])
+def test_a_weekday_named_as_a_day_is_one(text: str, phrase: str, start: str, end: str) -> None:
+    found = find_ranges(text, BASE)
+    assert [(r.phrase, str(r.start), str(r.end)) for r in found] == [(phrase, start, end)]

@@ -74,8 +74,15 @@ def test_the_wheel_alone_runs_init_import_suggest_bench_and_serve(
     assert "claude/shop/memory/project_release" in found.stdout
     wired = notes("install", "claude-code", cwd=project)
     assert wired.returncode == 0 and (project / ".mcp.json").is_file(), wired.stderr
-    example = notes("--example", "list")
-    assert example.returncode == 1 and "ships with a checkout" in example.stderr
+    # the example store ships with the package (README and --help offer it); its index goes
+    # to the cache folder, never into the installed files
+    example = notes("--example", "suggest", "cómo hago rollback de un despliegue")
+    assert example.returncode == 0, example.stderr
+    assert "howto/deploy-production" in example.stdout
+    installed = next((user_venv / "lib").glob("python3*/site-packages/notes_example"))
+    assert (installed / "howto" / "deploy-production.md").is_file()
+    assert not (installed / ".notes").exists()
+    assert any((Path(env["XDG_CACHE_HOME"]) / "notes-memory").glob("notes_example-*"))
 
     bench = write_tiny_bench(tmp_path / "bench")
     ran = notes("bench", "run", str(bench), "--limit", "20")

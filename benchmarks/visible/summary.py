@@ -18,10 +18,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from memory.bench.curve import backend_of, margin_text
+from memory.bench.curve import best_of_family, in_ladder_family, margin_text
+from memory.bench.split import HALVES
 
-FAMILY = ("ladder", "recall", "hybrid", "hook")
-CEILINGS = ("ladder-oracle", "full")
 ORACLE = "ladder-oracle"
 TOPIC_SWITCH = "topic-switch"  # follow-up rows in their own wording after another topic
 SWITCH_ID = ":switch"  # a topic switch's id: the direct question's id and this
@@ -30,23 +29,6 @@ SPLIT_BUDGET = 2000
 SPLIT_BASELINE = "fragments@40"
 SPLITS = {"multi_hop": ("by_category", "multi-hop"),
           "multi_session": ("by_gold_notes", "several gold notes")}
-
-
-def in_ladder_family(policy: str) -> bool:
-    name = backend_of(policy)[0]
-    return name not in CEILINGS and name.startswith(FAMILY)
-
-
-def best_of_family(policies: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-    """The ladder-family policy with the largest curve margin (ties: the higher hit rate);
-    None when none ran or no fragments policy ran (no curve, no margin)."""
-    ranked = [(name, f) for name, f in policies.items() if in_ladder_family(name)
-              and f["questions"] and f.get("curve_margin") is not None]
-    if not ranked:
-        return None
-    name, f = max(ranked, key=lambda item: (item[1]["curve_margin"], item[1]["hit_rate"]))
-    return {"policy": name, "hit_rate": f["hit_rate"], "wilson95": f["wilson95"],
-            "mean_tokens": f["mean_tokens"], "curve_margin": f["curve_margin"]}
 
 
 def keep_ratios(follow: dict[str, dict[str, Any]],
@@ -129,6 +111,7 @@ def bench_summary(data: dict[str, Any], direct: dict[str, Any] | None,
                                                   "any_top4_rate", "shown_share")}
                          if several["questions"] else None),
         "keep": None,
+        "halves": _halves(data.get("halves")),
     }
     for key, (split, value) in SPLITS.items():
         out[key] = split_against_fragments((data.get(split) or {}).get(value))
@@ -143,6 +126,42 @@ def bench_summary(data: dict[str, Any], direct: dict[str, Any] | None,
             out["keep"]["switch_lowest_whole"] = _lowest_in_family(keep_ratios(
                 switches, direct["policies"]))
     return out
+
+
+def _halves(halves: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Per half (tuning, test): its questions, best ladder-family policy and routing; and
+    the gap between the halves' best margins."""
+    if not halves:
+        return None
+    return {h: {"questions": halves[h]["questions"], "best": halves[h]["best"],
+                "first_rate": halves[h]["routing"]["first_rate"]} for h in HALVES} | {
+        "gap": halves.get("gap")}
+
+
+def halves_table(summary: dict[str, Any]) -> str | None:
+    """Per bench: the best ladder-family policy on the tuning half and on the test half (the
+    figure reported), routing on each, and the gap between the halves' margins."""
+    rows = ["| bench | tuning: best policy | margin | gold first | test: best policy | hit "
+            "rate | mean tokens | margin | gold first | gap (tuning − test) |",
+            "|---|---|---:|---:|---|---:|---:|---:|---:|---:|"]
+    for name, b in summary["benches"].items():
+        halves = b.get("halves")
+        if not halves:
+            continue
+        tuning, test = halves["tuning"], halves["test"]
+        cells = [name]
+        for half in (tuning, test):
+            best = half["best"]
+            cells += [best["policy"] if best else "–"]
+            if half is test:
+                cells += ([_pct(best["hit_rate"]), f"{best['mean_tokens']:,.0f}"] if best
+                          else ["–", "–"])
+            cells += [margin_text(best["curve_margin"]) if best else "–",
+                      _pct(half["first_rate"])]
+        gap = halves["gap"]
+        cells.append(margin_text(gap) if gap is not None else "–")
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows) if len(rows) > 2 else None
 
 
 def _lowest_in_family(ratios: dict[str, float | None]) -> dict[str, Any] | None:
@@ -266,6 +285,9 @@ def summary_markdown(summary: dict[str, Any]) -> str:
              f"- questions: {'the first ' + str(limit) if limit else 'all'} of each bench; "
              f"policies: {', '.join(summary['policies'])}", "",
              summary_table(summary), "", KEEP_NOTE, ""]
+    halves = halves_table(summary)
+    if halves:
+        lines += ["## Tuning and test halves", "", HALVES_NOTE, "", halves, ""]
     kept = keep_table(summary)
     if kept:
         lines += ["## Follow-ups: hit rate kept from the direct questions", "", kept, ""]
@@ -279,6 +301,10 @@ def summary_markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+HALVES_NOTE = ("Each bench's questions are split by a hash of their id (the same question is in "
+               "the same half in every shape of a source). Levers, weights and constants are "
+               "chosen on the tuning half; the test half is the figure to report. A tuning "
+               "margin well above the test margin is overfitting.")
 KEEP_NOTE = ("Curve margin: hit rate minus the fragments curve at the policy's mean tokens, "
              "in points. Routing: over the questions with one gold note; several gold: a gold "
              "note first / every gold note within the 4 shown. Keep: the follow-up hit rate "

@@ -101,3 +101,27 @@ def margin_text(margin: float | None) -> str:
     if points == 0:
         return "0.0"
     return f"+{points:.1f}" if points > 0 else f"−{-points:.1f}"
+
+
+# -- the ladder family ---------------------------------------------------------------------
+FAMILY = ("ladder", "recall", "hybrid", "hook")  # the policies an agent's reads are made of
+CEILINGS = ("ladder-oracle", "full")  # told the gold note, or reading everything
+
+
+def in_ladder_family(policy: str) -> bool:
+    """``ladder@N``, ``ladder-zoom@1``, ``recall*``, ``hybrid``, ``hook*``; not
+    ``ladder-oracle`` (told the gold note) nor ``full``."""
+    name = backend_of(policy)[0]
+    return name not in CEILINGS and name.startswith(FAMILY)
+
+
+def best_of_family(policies: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The ladder-family policy with the largest curve margin (ties: the higher hit rate);
+    None when none ran or no fragments policy ran (no curve, no margin)."""
+    ranked = [(name, f) for name, f in policies.items() if in_ladder_family(name)
+              and f["questions"] and f.get("curve_margin") is not None]
+    if not ranked:
+        return None
+    name, f = max(ranked, key=lambda item: (item[1]["curve_margin"], item[1]["hit_rate"]))
+    return {"policy": name, "hit_rate": f["hit_rate"], "wilson95": f["wilson95"],
+            "mean_tokens": f["mean_tokens"], "curve_margin": f["curve_margin"]}

@@ -15,8 +15,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from memory.bench.curve import curve_margins, curve_points, is_fragments, margin_text
+from memory.bench.curve import (
+    best_of_family,
+    curve_margins,
+    curve_points,
+    is_fragments,
+    margin_text,
+)
 from memory.bench.run import Positions, QuestionResult, RunResult
+from memory.bench.split import HALVES, half_gap, half_of
 
 LIMITS = (
     "Retrieval is lexical (BM25F over words and stems); nothing here uses embeddings or a "
@@ -139,10 +146,23 @@ def build_report(run: RunResult, command: str) -> dict[str, Any]:
         "by_where": split_figures(run, "where"),
         "by_gold_notes": split_figures(run, "gold_notes"),
         "routing": routing_figures(run.results),
+        "halves": halves_figures(run),
         "limits": list(LIMITS),
         "backends": list(run.backends),
         "levers": list(run.levers.on()),
     } | _by_backend(run)
+
+
+def halves_figures(run: RunResult) -> dict[str, Any]:
+    """The tuning and the test half (:mod:`memory.bench.split`): each policy's figures and
+    margin, routing and the best ladder-family policy of each; and the gap between them."""
+    halves: dict[str, Any] = {}
+    for half in HALVES:
+        results = [r for r in run.results if half_of(r.id) == half]
+        policies = with_margins({p: policy_figures(results, p) for p in run.policies})
+        halves[half] = {"questions": len(results), "policies": policies,
+                        "routing": routing_figures(results), "best": best_of_family(policies)}
+    return halves | {"gap": half_gap(halves)}
 
 
 def with_margins(policies: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -204,6 +224,7 @@ def markdown(data: dict[str, Any], plot: bool = True, missing: bool = False) -> 
               "## Hit rate by where the answer lived", "", split_table(data["by_where"]), "",
               *_gold_split(data),
               "## Routing (suggest, 4 notes)", "", routing_text(data), "",
+              *_halves_lines(data.get("halves")),
               "## Limits", "", *[f"- {limit}" for limit in data["limits"]], ""]
     return "\n".join(lines)
 
@@ -225,6 +246,32 @@ def policy_table(policies: dict[str, dict[str, Any]]) -> str:
                     f"{_pct(f['any_line_rate'])} | {f['mean_tokens']:,.0f} | "
                     f"{f['median_tokens']:,.0f} | {margin} | {f['questions']} |")
     return "\n".join(rows)
+
+
+def _halves_lines(halves: dict[str, Any] | None) -> list[str]:
+    """The tuning and test halves side by side: the best ladder-family policy of each, each
+    policy's hit rate and margin, routing, and the gap (a large one is overfitting)."""
+    if not halves:
+        return []
+    rows = ["| policy | tuning: hit rate | tuning: margin | test: hit rate | test: margin |",
+            "|---|---:|---:|---:|---:|"]
+    tuning, test = halves["tuning"]["policies"], halves["test"]["policies"]
+    for name in tuning:
+        a, b = tuning[name], test[name]
+        rows.append(f"| {name} | {_pct(a['hit_rate'])} | {margin_text(a.get('curve_margin'))} "
+                    f"| {_pct(b['hit_rate'])} | {margin_text(b.get('curve_margin'))} |")
+    best = [halves[h]["best"] for h in HALVES]
+    says = [f"{h}: {b['policy']} {margin_text(b['curve_margin'])}" if b else f"{h}: –"
+            for h, b in zip(HALVES, best, strict=True)]
+    gap = halves.get("gap")
+    return ["## Tuning and test halves", "",
+            f"Questions split by a hash of their id ({halves['tuning']['questions']} tuning, "
+            f"{halves['test']['questions']} test): levers are chosen on the tuning half, "
+            "figures reported on the test half.", "", "\n".join(rows), "",
+            f"Best ladder-family policy: {'; '.join(says)}; gap (tuning − test): "
+            f"{margin_text(gap) if gap is not None else '–'}.", "",
+            f"Routing, tuning: {routing_line(halves['tuning']['routing'])}", "",
+            f"Routing, test: {routing_line(halves['test']['routing'])}", ""]
 
 
 def _gold_split(data: dict[str, Any]) -> list[str]:

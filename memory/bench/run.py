@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from memory.api import Notes
 from memory.bench.policies import POLICIES, QuestionPass, Reading, check_policies
 from memory.bench.questions import BenchError, Question, bench_paths, read_questions
 from memory.bench.reader import BenchReader, bench_config
+from memory.bench.split import half_of
 from memory.config import BACKENDS
 from memory.errors import InvalidArgument, NotesError
 from memory.model.text import split_lines
@@ -91,6 +92,7 @@ class RunResult:
     limit: int | None = None
     backends: list[str] = field(default_factory=lambda: ["whoosh"])
     levers: Levers = DEFAULT
+    half: str | None = None  # tuning or test when only that half ran
 
 
 @dataclass
@@ -111,11 +113,12 @@ class StoreScan:
 def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None = None,
               state_dir: Path | None = None, progress: Progress | None = None,
               backend: str = "whoosh", levers: Levers = DEFAULT,
-              vectors: Path | None = None) -> RunResult:
-    """Run ``policies`` (default: all) on the first ``limit`` questions of ``bench``, over
-    an index of ``backend``, with the retrieval ``levers`` given; the semantic lever's
-    vectors are kept in ``vectors`` (shared by runs: a note's content is embedded once),
-    else with the index."""
+              vectors: Path | None = None, half: str | None = None) -> RunResult:
+    """Run ``policies`` (default: all) on the first ``limit`` questions of ``bench`` (of
+    its ``half``, tuning or test, when given: :mod:`memory.bench.split`), over an index of
+    ``backend``, with the retrieval ``levers`` given; the semantic lever's vectors are kept
+    in ``vectors`` (shared by runs: a note's content is embedded once), else with the
+    index."""
     names = check_policies(list(policies or POLICIES))
     notes_dir, questions_file = bench_paths(bench)
     started = time.perf_counter()
@@ -125,13 +128,13 @@ def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None 
         reader = BenchReader(notes, levers, vectors)
         try:
             reader.prepare()
-            wanted = {line.strip() for q in read_questions(questions_file, limit)
+            wanted = {line.strip() for q in _questions(questions_file, limit, half)
                       for line in q.answer_lines}
             scan = scan_store(reader, wanted)
-            check_scopes(read_questions(questions_file, limit), scan)
+            check_scopes(_questions(questions_file, limit, half), scan)
             run = RunResult(bench, names, notes=scan.notes, store_tokens=scan.tokens,
-                            limit=limit, backends=[backend], levers=levers)
-            for question in read_questions(questions_file, limit):
+                            limit=limit, backends=[backend], levers=levers, half=half)
+            for question in _questions(questions_file, limit, half):
                 _run_question(reader, question, scan, run)
                 if progress:
                     progress(run.read)
@@ -142,10 +145,24 @@ def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None 
     return run
 
 
+def _questions(path: Path, limit: int | None, half: str | None) -> Iterator[Question]:
+    """The bench's questions, of one half when given; ``limit`` counts those kept."""
+    if half is None:
+        yield from read_questions(path, limit)
+        return
+    kept = 0
+    for question in read_questions(path):
+        if limit is not None and kept >= limit:
+            return
+        if half_of(question.id) == half:
+            kept += 1
+            yield question
+
+
 def run_backends(bench: Path, backends: list[str], policies: list[str] | None = None,
                  limit: int | None = None, state_dir: Path | None = None,
                  progress: Progress | None = None, levers: Levers = DEFAULT,
-                 vectors: Path | None = None) -> RunResult:
+                 vectors: Path | None = None, half: str | None = None) -> RunResult:
     """:func:`run_bench` on each backend (the semantic lever's ``vectors`` shared); with
     several, one run whose policies are named ``policy [backend]`` (:func:`side_by_side`)."""
     unknown = [b for b in backends if b not in BACKENDS]
@@ -154,7 +171,7 @@ def run_backends(bench: Path, backends: list[str], policies: list[str] | None = 
                               f"{', '.join(BACKENDS)} at most once, e.g. --backend "
                               "whoosh,tantivy")
     runs = [run_bench(bench, policies, limit, state_dir and state_dir / backend, progress,
-                      backend, levers, vectors) for backend in backends]
+                      backend, levers, vectors, half) for backend in backends]
     return side_by_side(runs)
 
 

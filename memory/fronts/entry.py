@@ -85,11 +85,11 @@ def _served(args: HookArgs) -> tuple[str | None, str | None]:
     problem, what was read, and the in-process answer reports the problem."""
     raw: str | None = None
     try:
-        from memory.services.hook_client import read_input, served
+        from memory.services.hook_client import input_problem, read_input, served
 
         raw = read_input(sys.stdin)
-        if not raw.strip():
-            return raw, ""
+        if input_problem(raw):  # answered (nothing) and logged in-process
+            return raw, None
         return raw, served(raw, args.notes_dir, args.state_dir, args.example)
     except Exception:  # noqa: BLE001 - hook.main answers in-process and logs what fails
         return raw, None

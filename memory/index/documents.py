@@ -20,7 +20,8 @@ from memory.state.tokens import TokenCounter
 if TYPE_CHECKING:
     from memory.model.note import Note, Section
 
-SCHEMA_VERSION = 6  # 6: a note without a state indexes its top part as one
+SCHEMA_VERSION = 7  # 7: an H1 below the first H2 starts a section (an H1 History is the
+# history), a setext heading is two lines; 6: a note without a state indexes its top part
 
 # Each kind has its own text fields, so BM25's statistics (average field length, document
 # frequency) are those of its own kind: a note's body is compared with other notes' bodies,

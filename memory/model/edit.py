@@ -13,10 +13,10 @@ import yaml
 from markdown_it import MarkdownIt
 
 from memory.errors import InvalidArgument
-from memory.model.note import Note, parse_note
+from memory.model.note import Note
 from memory.model.text import excerpt, split_lines
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2})?$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?: (\d{2}):(\d{2}))?$")
 _MD = MarkdownIt("commonmark")
 
 
@@ -31,9 +31,12 @@ def new_note_text(title: str, tags: list[str], aliases: list[str] | None = None)
 
 
 def with_state(note: Note, body: str) -> str:
-    """The note's text with its state section's body replaced (heading kept)."""
+    """The note's text with its state section's body replaced (heading kept, both lines of
+    a setext one). Refused when the state holds what looks like history (a dated heading,
+    a history heading indented into a list): a new state would take it away."""
     refuse_control_characters(body, "the state")
     _refuse_headings(body, max_level=2, what="the state")
+    _refuse_history_in_state(note)
     nl = newline_of(note.text)
     lines = split_lines(note.text)
     clean = _lines(body.strip("\n").rstrip(), nl)
@@ -48,22 +51,30 @@ def with_state(note: Note, body: str) -> str:
         text = _splice(lines, at, at, block)
     else:
         follows = state.end < len(lines)
-        heading = lines[state.start] if lines[state.start].endswith(("\n", "\r")) \
-            else lines[state.start] + nl
+        heading = state.heading if state.heading.endswith(("\n", "\r")) \
+            else state.heading + nl
         block = heading + (f"{clean}{nl}" if clean else "") + (nl if follows else "")
         text = _splice(lines, state.start, state.end, block)
     _verify_rest_unchanged(note, text)
     return text
 
 
+def _refuse_history_in_state(note: Note) -> None:
+    inside = [p for p in note.problems if p.code == "history-in-state"]
+    if inside:
+        first = inside[0]
+        raise InvalidArgument(f"line {first.line}: {first.message}; nothing was written")
+
+
 def _verify_rest_unchanged(before: Note, text: str) -> None:
-    """A new state must leave every section after it exactly as it was."""
-    after = parse_note(text)
+    """A new state must leave every section after it exactly as it was, and the state must
+    still be a state (its heading kept as a heading)."""
+    after = before.reparsed(text)
     keep = [(s.id, s.text.rstrip()) for s in before.sections if s.kind not in ("state", "sub")
             and s.kind != "header"]
     now = [(s.id, s.text.rstrip()) for s in after.sections if s.kind not in ("state", "sub")
            and s.kind != "header"]
-    if keep != now:
+    if keep != now or after.state is None:
         raise InvalidArgument("this state would change the rest of the note (an unclosed "
                               "code fence or HTML comment?); close it and retry")
 
@@ -96,7 +107,7 @@ def with_entry(note: Note, title: str, body: str, date: str | None = None) -> st
 
 def _verify_entry_added(before: Note, text: str, title: str) -> None:
     """The new text must hold every old entry unchanged plus exactly the new one, last."""
-    after = parse_note(text)
+    after = before.reparsed(text)
     old = [(e.id, e.text.rstrip()) for e in before.entries]
     new = [(e.id, e.text.rstrip()) for e in after.entries]
     others_before = [(s.id, s.text.rstrip()) for s in before.sections if s.parent is None
@@ -111,7 +122,8 @@ def _verify_entry_added(before: Note, text: str, title: str) -> None:
 
 def check_date(value: str) -> str:
     value = value.strip()
-    if not _DATE.match(value):
+    matched = _DATE.match(value)
+    if not matched:
         raise InvalidArgument(f"date {excerpt(value)} is not ISO; write YYYY-MM-DD or "
                               "'YYYY-MM-DD HH:MM'")
     try:
@@ -119,6 +131,10 @@ def check_date(value: str) -> str:
     except ValueError:
         raise InvalidArgument(f"date {excerpt(value)} does not exist; check the day and month") \
             from None
+    hours, minutes = matched.groups()
+    if hours is not None and (int(hours) > 23 or int(minutes) > 59):
+        raise InvalidArgument(f"time {hours}:{minutes} in date {excerpt(value)} does not exist; "
+                              "write hours 00-23 and minutes 00-59 (HH:MM)")
     return value
 
 
@@ -188,9 +204,12 @@ def _splice(lines: list[str], start: int, end: int, block: str) -> str:
 
 
 def newline_of(text: str) -> str:
-    """The note's own line ending (a CRLF note stays CRLF)."""
+    """The note's own line ending, that of its first line: a CRLF note stays CRLF, and a
+    CR-only one (old Mac) stays CR-only."""
     first = split_lines(text)[:1]
-    return "\r\n" if first and first[0].endswith("\r\n") else "\n"
+    if first and first[0].endswith("\r\n"):
+        return "\r\n"
+    return "\r" if first and first[0].endswith("\r") else "\n"
 
 
 def _lines(text: str, nl: str) -> str:

@@ -80,6 +80,17 @@ class Section:
     date: str | None = None
     parent: str | None = None
     blocks: tuple[Block, ...] = ()
+    heading_lines: int = 1  # lines of its heading: 2 for a setext one (title, underline)
+
+    @property
+    def heading(self) -> str:
+        """The heading's own lines, exactly (both lines of a setext heading)."""
+        return "".join(split_lines(self.text)[:self.heading_lines])
+
+    @property
+    def body(self) -> str:
+        """The section's text after its heading's lines."""
+        return "".join(split_lines(self.text)[self.heading_lines:])
 
 
 @dataclass(frozen=True)
@@ -94,9 +105,17 @@ class Note:
     body_start: int = 0  # 0-based line where the body (after front matter) starts
     front_matter: bool = False
     bounded_at: int | None = None  # 0-based line from which the note is plain text (bounds)
+    # the section names it was parsed with (state, history): an edit parses its result alike
+    names: tuple[tuple[str, ...], tuple[str, ...]] = (DEFAULT_STATE_HEADINGS,
+                                                      DEFAULT_HISTORY_HEADINGS)
 
     def render(self) -> str:
         return self.text
+
+    def reparsed(self, text: str) -> Note:
+        """``text`` parsed as this note was (its fallback title and section names)."""
+        return parse_note(text, self.title if not self.meta.get("title") else "",
+                          state_headings=self.names[0], history_headings=self.names[1])
 
     @property
     def tags(self) -> list[str]:
@@ -143,6 +162,7 @@ class _Heading:
     level: int
     line: int  # 0-based, within the whole text
     title: str
+    lines: int = 1  # 2 for a setext heading (its title line and its underline)
 
 
 @dataclass
@@ -161,27 +181,31 @@ def parse_note(
     lines = split_lines(text)
     meta, body_start, has_fm = front_matter(lines, draft.problems)
     parsed_end = min(len(lines), body_start + MAX_LINES)
-    headings, blocks, unclosed = _scan_body(lines, body_start, parsed_end)
+    nested: list[_Heading] = []
+    headings, blocks, unclosed = _scan_body(lines, body_start, parsed_end, nested)
     cut = _structure_cut(headings, blocks, parsed_end < len(lines), parsed_end, draft)
     if cut < len(lines):
         headings = [h for h in headings if h.line < cut]
+        nested = [h for h in nested if h.line < cut]
         blocks = [b for b in blocks if b.start < cut]
         unclosed = None  # past the cut the text is not split: nothing to hide
     title = _note_title(meta, headings, fallback_title)
     sections = _build_sections(lines, headings, blocks, body_start, state_headings,
                                history_headings, draft, cut)
+    draft.problems.extend(_history_in_state(sections, nested, history_headings))
     if unclosed is not None:
         draft.problems.append(_unclosed_problem(unclosed, sections))
     return Note(text=text, meta=meta, title=title, sections=tuple(sections),
                 problems=tuple(draft.problems), body_start=body_start, front_matter=has_fm,
-                bounded_at=cut if cut < len(lines) else None)
+                bounded_at=cut if cut < len(lines) else None,
+                names=(state_headings, history_headings))
 
 
-def _scan_body(lines: list[str], body_start: int, stop: int
+def _scan_body(lines: list[str], body_start: int, stop: int, nested: list[_Heading]
                ) -> tuple[list[_Heading], list[Block], tuple[int, str] | None]:
     """Headings (H1–H3) and top-level blocks of the body up to line ``stop`` (exclusive),
     with whole-text line numbers, and the block that runs to the end of the file unclosed,
-    if one does (line, what)."""
+    if one does (line, what). Headings inside a list item or a quote go to ``nested``."""
     body = "".join(lines[body_start:stop])
     tokens = _markdown().parse(body)
     headings: list[_Heading] = []
@@ -194,9 +218,12 @@ def _scan_body(lines: list[str], body_start: int, stop: int
         if end == len(lines) and tok.level == 0 and _never_closed(tok, lines[start:end]):
             unclosed = (start, "a code fence" if tok.type == "fence" else "an HTML block "
                         f"({lines[start].strip()[:20]})")
-        if tok.type == "heading_open" and tok.level == 0 and tok.tag in ("h1", "h2", "h3"):
+        if tok.type == "heading_open" and tok.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
             title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
-            headings.append(_Heading(int(tok.tag[1]), start, title))
+            if tok.level == 0 and tok.tag in ("h1", "h2", "h3"):
+                headings.append(_Heading(int(tok.tag[1]), start, title, end - start))
+            elif tok.level > 0:
+                nested.append(_Heading(int(tok.tag[1]), start, title, end - start))
         elif _is_block(tok.type, tok.level, tok.nesting):
             while end > start + 1 and not lines[end - 1].strip():
                 end -= 1
@@ -291,29 +318,33 @@ def _build_sections(
     cut: int,
 ) -> list[Section]:
     builder = _SectionBuilder(lines, blocks, draft)
-    h2s = [h for h in headings if h.level == 2]
-    first_h2 = h2s[0].line if h2s else len(lines)
+    first_h2 = next((h.line for h in headings if h.level == 2), len(lines))
+    # Top-level sections start at every H2 and, after the first H2, at every H1 too: in
+    # Markdown an H1 ends the H2 above it, so an H1 '# History' below the state is the
+    # history, not part of the state a state write replaces.
+    tops = [h for h in headings if h.level == 2 or (h.level == 1 and h.line > first_h2)]
     builder.add("header", "header", "", 0, first_h2, 0)
     states = {fold(n) for n in state_names}
     histories = {fold(n) for n in history_names}
     seen_state = seen_history = False
-    for index, h2 in enumerate(h2s):
-        end = h2s[index + 1].line if index + 1 < len(h2s) else len(lines)
-        name = fold(h2.title)
-        if name in states and not seen_state:
+    for index, top in enumerate(tops):
+        end = tops[index + 1].line if index + 1 < len(tops) else len(lines)
+        name, level, span = fold(top.title), top.level, top.lines
+        if name in states and not seen_state and level == 2:
             seen_state = True
             if index != 0:
-                draft.problems.append(Problem(h2.line + 1, "state-not-first",
+                draft.problems.append(Problem(top.line + 1, "state-not-first",
                                               "the state should be the first H2 section; "
                                               "move it above the others", "warning"))
-            builder.add("state", "state", h2.title, h2.line, end, 2)
-            builder.add_children(headings, h2.line, min(end, cut), "state", "sub")
+            builder.add("state", "state", top.title, top.line, end, 2, span=span)
+            builder.add_children(headings, top.line, min(end, cut), "state", "sub")
         elif name in histories and not seen_history:
             seen_history = True
-            builder.add("history", "history", h2.title, h2.line, end, 2)
-            builder.add_children(headings, h2.line, min(end, cut), "history", "entry")
+            builder.add("history", "history", top.title, top.line, end, level, span=span)
+            builder.add_children(headings, top.line, min(end, cut), "history", "entry")
         else:
-            builder.add(slugify(h2.title) or "section", "section", h2.title, h2.line, end, 2)
+            builder.add(slugify(top.title) or "section", "section", top.title, top.line, end,
+                        level, span=span)
     if not seen_state:
         draft.problems.append(Problem(body_start + 1, "missing-state",
                                       "no state section (plain Markdown): its top part "
@@ -332,14 +363,15 @@ class _SectionBuilder:
         self._next: dict[str, int] = {}  # per base id, the suffix to try next
 
     def add(self, base_id: str, kind: SectionKind, title: str, start: int, end: int,
-            level: int, date: str | None = None, parent: str | None = None) -> str:
+            level: int, date: str | None = None, parent: str | None = None,
+            span: int = 1) -> str:
         section_id = self._unique(base_id)
         first = bisect.bisect_left(self._starts, start)
         last = bisect.bisect_left(self._starts, end)
         inside = tuple(b for b in self.blocks[first:last] if b.end <= end)
         text = "".join(self.lines[start:end])
         self.sections.append(Section(section_id, kind, title, start, end, text, level,
-                                     date, parent, inside))
+                                     date, parent, inside, span if kind != "header" else 1))
         return section_id
 
     def add_children(self, headings: list[_Heading], start: int, end: int, parent: str,
@@ -351,7 +383,7 @@ class _SectionBuilder:
                 base, date, title = self._entry_id(h3)
             else:
                 base, date, title = f"{parent}/{slugify(h3.title) or 'part'}", None, h3.title
-            self.add(base, kind, title, h3.line, stop, 3, date, parent)
+            self.add(base, kind, title, h3.line, stop, 3, date, parent, h3.lines)
 
     def _entry_id(self, heading: _Heading) -> tuple[str, str | None, str]:
         match = ENTRY_HEADING.match(heading.title)
@@ -375,6 +407,27 @@ class _SectionBuilder:
         self._next[base] = n
         self.used.add(candidate)
         return candidate
+
+
+def _history_in_state(sections: list[Section], nested: list[_Heading],
+                      history_names: tuple[str, ...]) -> list[Problem]:
+    """Dated entries and history headings that a state write would take away: a dated H3
+    read as a sub-section of the state (no history heading above it), or a history heading
+    or dated heading inside a list item or quote of the state (indented)."""
+    state = next((s for s in sections if s.kind == "state"), None)
+    if state is None:
+        return []
+    histories = {fold(n) for n in history_names}
+    found = [(s.start, s.title, "") for s in sections if s.parent == "state"
+             and ENTRY_HEADING.match(s.title)]
+    found += [(h.line, h.title, " inside a list item or quote (indented)") for h in nested
+              if state.start < h.line < state.end
+              and (ENTRY_HEADING.match(h.title) or fold(h.title) in histories)]
+    return [Problem(line + 1, "history-in-state",
+                    f"'{title[:60]}'{where} is read as part of the state, so a new state "
+                    "would remove it; put the history under its own '## History' heading at "
+                    "the start of a line, below the state")
+            for line, title, where in sorted(found)]
 
 
 def _string_list(value: object) -> list[str]:

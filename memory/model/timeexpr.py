@@ -189,7 +189,12 @@ def _ago(m: re.Match[str], base: dt.date) -> TimeRange:
                      m.group(0))
 
 
-def _weekday(m: re.Match[str], base: dt.date) -> TimeRange:
+def _weekday(m: re.Match[str], base: dt.date) -> TimeRange | None:
+    """A weekday named as a day ("last Friday", "on Friday", "el viernes (pasado)", "since
+    Monday"); a weekday alone ("friday deploys", "los viernes") is a habit or a topic, not a
+    date."""
+    if not (m.group("since") or m.group("pre") or m.group("post")):
+        return None
     wanted = WEEKDAYS[m.group("day")]
     back = (base.weekday() - wanted) % 7 or 7
     day = base - dt.timedelta(days=back)
@@ -243,9 +248,10 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str], dt.date], TimeRange
     (re.compile(rf"\b(?P<which>esta|este)\s+(?P<unit>{_UNIT})\b"), _last_unit),
     (re.compile(rf"\b(?P<n>{_NUM})\s+(?P<unit>{_UNIT})\s+ago\b"), _ago),
     (re.compile(rf"\bhace\s+(?:unos?\s+|unas\s+)?(?P<n>{_NUM})\s+(?P<unit>{_UNIT})\b"), _ago),
-    # a weekday after "los"/"las" is a habit ("los viernes"), not a date
-    (re.compile(rf"\b(?P<since>since|desde)?\s*(?:(?:last|el|este|on)\s+)?"
-                rf"(?<!los )(?<!las )(?P<day>{_DAY})(?:\s+pasado)?\b"), _weekday),
+    # a weekday is a date only with a word that makes it one (_weekday)
+    (re.compile(rf"\b(?:(?P<since>since|desde)\s+)?(?:(?P<pre>last|past|previous|this|on|"
+                rf"el\s+pasado|el|este)\s+)?(?P<day>{_DAY})(?P<post>\s+pasado)?\b"),
+     _weekday),
     (re.compile(rf"\b(?:el\s+)?(?P<day>\d{{1,2}})\s+(?:de\s+)?(?P<month>{_MONTH})"
                 rf"(?:,?\s+(?:de\s+|del\s+)?(?P<year>\d{{4}}))?\b"), _day_month),
     (re.compile(rf"\b(?P<month>{_MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?"

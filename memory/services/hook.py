@@ -317,14 +317,22 @@ def main(load: Callable[[], Config], stdin: IO[str] | None = None, raw: str | No
         if raw is None:
             raw = hook_client.read_input(sys.stdin if stdin is None else stdin)
         config = load()
+        problem = hook_client.input_problem(raw)
+        if problem:
+            _report(f"notes hook: {problem}", config.state_dir)
+            return 0
         output = answer(config, raw, asked)
     except Exception as exc:  # the user's prompt must go through whatever happens
-        message = f"notes hook: {type(exc).__name__}: {exc}"
-        print(message, file=sys.stderr)
-        log_problem(_log_dir(config, load), message)
+        _report(f"notes hook: {type(exc).__name__}: {exc}", _log_dir(config, load))
         return 0
     hook_client.write_output(output)
     return 0
+
+
+def _report(message: str, log_dir: Path) -> None:
+    """One line on stderr and in the hook's log."""
+    print(message, file=sys.stderr)
+    log_problem(log_dir, message)
 
 
 def _log_dir(config: Config | None, load: Callable[[], Config]) -> Path:

@@ -149,6 +149,20 @@ def read_input(stdin: IO[str] | None) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def input_problem(raw: str) -> str:
+    """What is wrong with the hook's input ("" when it is the hook's JSON with a prompt):
+    the hook then answers nothing and logs this."""
+    if not raw.strip():
+        return "no input on stdin (Claude Code sends the prompt as JSON)"
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        return f"the input is not JSON ({exc})"
+    if not isinstance(data, dict) or not isinstance(data.get("prompt"), str):
+        return 'the input has no "prompt" text'
+    return ""
+
+
 def write_output(output: str) -> None:
     """Print the hook's answer (nothing for ""); a reader that went away is not an error."""
     if not output:

@@ -15,6 +15,7 @@ import datetime as dt
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,6 +114,9 @@ def path_sources(paths: list[Path], prefix: str | None, skip: Path) -> list[Sour
                         _markdown_files(path, skip)]
         elif path.is_file():
             sources.append(Source(path, _join(prefix or "", _stem(path.name)), path.stem))
+        elif path.exists():
+            raise InvalidArgument(f"{given} is not a regular file (a named pipe, a socket or a "
+                                  "device); give a Markdown file or a folder")
         else:
             raise InvalidArgument(f"{given} does not exist; give a Markdown file or a folder")
     return sources
@@ -236,7 +240,11 @@ def _create(notes: Notes, planned: _Planned) -> ImportItem:
 
 def _read(path: Path, limit: int) -> tuple[bytes, str]:
     try:
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):  # a named pipe would block the read for good
+            return b"", ("not a regular file (a named pipe, a socket or a device); import "
+                         "Markdown files")
+        size = info.st_size
         if size > limit:
             return b"", (f"too large ({size:,} bytes, over the limit of {limit:,}); split it, "
                          "or raise NOTES_MAX_NOTE_BYTES")

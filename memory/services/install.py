@@ -2,11 +2,15 @@
 hook in Claude Code's settings, in and out again.
 
 Merges into the existing settings files, touching only our own entries: the ``notes`` MCP
-server and the ``UserPromptSubmit`` hook whose command runs ``hook user-prompt``. Idempotent; a
-file that changes is first copied to ``<file>.bak-<timestamp>`` (``-2``, ``-3``… when that
-name is taken: a backup never replaces another); a dry run only prints the diff. Uninstall
-removes exactly those entries; when a backup holds exactly what is left, its bytes are put
-back, so install then uninstall leaves a file as it was, formatting included.
+server and the ``UserPromptSubmit`` hook whose command runs ``hook user-prompt``, in the file's
+own indentation and key order. Idempotent; a file that changes is first copied to
+``<file>.bak-<timestamp>`` (``-2``, ``-3``… when that name is taken: a backup never replaces
+another) in the per-user state folder, under the file's own path
+(``~/.local/state/notes-memory/backups/home/me/project/.mcp.json.bak-…``), never beside it
+where it could be committed; a dry run only prints the diff. Uninstall removes exactly those
+entries; when a backup holds exactly what is left, its bytes are put back, so install then
+uninstall leaves a file as it was, formatting included; a file install created is deleted,
+and its ``.claude`` folder with it when that is left empty.
 
 The entries name the store so that they survive a clone of the project: a store inside the
 project is named relative to it (``${CLAUDE_PROJECT_DIR:-.}/notes`` for the server,
@@ -25,6 +29,7 @@ import difflib
 import glob
 import json
 import os
+import re
 import shlex
 import shutil
 from collections.abc import Callable
@@ -201,21 +206,41 @@ def plan_change(path: Path, update: Update, command: str = "install") -> FileCha
                           f"`notes {command} claude-code` again") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path} does not hold a JSON object; fix or move it first")
-    after = json.dumps(update(data), indent=2, ensure_ascii=False) + "\n"
+    after = dump_like(update(data), before)
     if before.strip() and json.loads(before) == json.loads(after):
         after = before  # same content: leave the file (and its formatting) alone
     return FileChange(path, before, after)
 
 
-def plan_removal(path: Path, update: Update) -> FileChange:
-    """Our entries out of ``path``: the bytes of a backup that holds exactly what is left,
-    else the rest re-written; a file left empty ({}) that no backup explains is deleted
-    (install created it)."""
+def dump_like(data: dict[str, Any], before: str) -> str:
+    """``data`` as JSON written the way ``before`` was (keys keep their order): its
+    indentation (spaces or a tab; one line when it was one line), a space after ':' or not,
+    a last newline or not. A new file: two spaces and a last newline."""
+    text = before.strip()
+    if not text:
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    end = "\n" if before.endswith("\n") else ""
+    colon = ": " if re.search(r'"\s*:\s', text) or not re.search(r'":', text) else ":"
+    if "\n" not in text:
+        comma = ", " if re.search(r",\s", text) or "," not in text else ","
+        return json.dumps(data, ensure_ascii=False, separators=(comma, colon)) + end
+    first = re.search(r"\n([ \t]+)\S", text)
+    indent: str | int = first.group(1) if first else 2
+    if isinstance(indent, str) and set(indent) == {" "}:
+        indent = len(indent)
+    return json.dumps(data, indent=indent, ensure_ascii=False, separators=(",", colon)) + end
+
+
+def plan_removal(path: Path, update: Update, backups: Path) -> FileChange:
+    """Our entries out of ``path``: the bytes of a backup (in ``backups``) that holds exactly
+    what is left, else the rest re-written; a file left empty ({}) that no backup explains
+    is deleted (install created it)."""
     change = plan_change(path, update, "uninstall")
     if not change.before or change.after == change.before:
         return change
     left = json.loads(change.after)
-    for backup in sorted(backups_of(path), key=lambda b: b.stat().st_mtime_ns, reverse=True):
+    for backup in sorted(backups_of(path, backups), key=lambda b: b.stat().st_mtime_ns,
+                         reverse=True):
         text = _read_json_text(backup)
         if text is not None and (json.loads(text) if text.strip() else {}) == left:
             return FileChange(path, change.before, text)
@@ -233,27 +258,48 @@ def _read_json_text(path: Path) -> str | None:
     return text
 
 
-def backups_of(path: Path) -> list[Path]:
-    return [b for b in path.parent.glob(f"{glob.escape(path.name)}.bak-*") if b.is_file()]
+def backup_folder(path: Path, backups: Path) -> Path:
+    """Where the backups of ``path`` go: its folder's absolute path below ``backups``."""
+    folder = path.absolute().parent
+    return backups / folder.relative_to(folder.anchor)
 
 
-def apply_change(change: FileChange) -> FileChange:
+def backups_of(path: Path, backups: Path) -> list[Path]:
+    folder = backup_folder(path, backups)
+    return [b for b in folder.glob(f"{glob.escape(path.name)}.bak-*") if b.is_file()]
+
+
+def apply_change(change: FileChange, backups: Path) -> FileChange:
     if not change.changed:
         return change
-    backup = _backup(change.path) if change.path.exists() else None
+    backup = _backup(change.path, backups) if change.path.exists() else None
     if change.remove:
         change.path.unlink()
+        _remove_if_empty(change.path.parent)
         return FileChange(change.path, change.before, change.after, backup, remove=True)
     write_atomic(change.path, change.after)
     return FileChange(change.path, change.before, change.after, backup)
 
 
-def _backup(path: Path) -> Path:
-    """Copy ``path`` to ``<name>.bak-<timestamp>``, ``-2``, ``-3``… never over another."""
+def _remove_if_empty(folder: Path) -> None:
+    """The ``.claude`` folder of a settings file that uninstall deleted (install made both),
+    when nothing else is in it."""
+    if folder.name != ".claude":
+        return
+    try:
+        folder.rmdir()
+    except OSError:  # not empty (or not ours to remove): leave it
+        pass
+
+
+def _backup(path: Path, backups: Path) -> Path:
+    """Copy ``path`` to ``<name>.bak-<timestamp>``, ``-2``, ``-3``… in its backup folder,
+    never over another."""
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    folder = backup_folder(path, backups)
+    folder.mkdir(parents=True, exist_ok=True)
     for number in range(1, 1000):
-        backup = path.with_name(f"{path.name}.bak-{stamp}" + (f"-{number}" if number > 1
-                                                              else ""))
+        backup = folder / (f"{path.name}.bak-{stamp}" + (f"-{number}" if number > 1 else ""))
         try:
             with open(backup, "xb") as handle:
                 handle.write(path.read_bytes())
@@ -265,22 +311,23 @@ def _backup(path: Path) -> Path:
 
 
 def install_claude_code(scope: str, project: Path, home: Path, wiring: Wiring,
-                        dry_run: bool = False) -> list[FileChange]:
-    """Plan (and unless ``dry_run``, write) the two settings changes."""
+                        backups: Path, dry_run: bool = False) -> list[FileChange]:
+    """Plan (and unless ``dry_run``, write) the two settings changes, backing up each file
+    it changes below ``backups`` (the per-user state folder's ``backups``)."""
     mcp_file, settings_file = target_files(scope, project, home)
     entry = server_entry(wiring)
     command = hook_command(wiring)
     changes = [plan_change(mcp_file, lambda d: with_server(d, entry)),
                plan_change(settings_file, lambda d: with_hook(d, command))]
-    return changes if dry_run else [apply_change(c) for c in changes]
+    return changes if dry_run else [apply_change(c, backups) for c in changes]
 
 
-def uninstall_claude_code(scope: str, project: Path, home: Path,
+def uninstall_claude_code(scope: str, project: Path, home: Path, backups: Path,
                           dry_run: bool = False) -> list[FileChange]:
     """Plan (and unless ``dry_run``, make) the removal of exactly our two entries."""
     mcp_file, settings_file = target_files(scope, project, home)
-    changes = [plan_removal(mcp_file, without_server) if mcp_file.exists()
+    changes = [plan_removal(mcp_file, without_server, backups) if mcp_file.exists()
                else FileChange(mcp_file, "", ""),
-               plan_removal(settings_file, without_hook) if settings_file.exists()
+               plan_removal(settings_file, without_hook, backups) if settings_file.exists()
                else FileChange(settings_file, "", "")]
-    return changes if dry_run else [apply_change(c) for c in changes]
+    return changes if dry_run else [apply_change(c, backups) for c in changes]

@@ -53,6 +53,7 @@ class Status:
     index: dict[str, Any] = field(default_factory=dict)
     usage_log: dict[str, Any] = field(default_factory=dict)
     claude_code: dict[str, dict[str, Wired]] = field(default_factory=dict)
+    nightly: dict[str, Any] = field(default_factory=dict)
     check: dict[str, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
@@ -79,7 +80,24 @@ def store_status(config: Config | None, choice: StoreChoice, failure: str | None
     status.claude_code = {"project": _wiring("project", project, home, env),
                           "user": _wiring("user", project, home, env)}
     _wiring_problems(status, path, project)
+    if config is not None:
+        status.nightly = _nightly(config, env)
+        if status.nightly["last_run"] and not status.nightly["last_run"]["ok"]:
+            status.problems.append(Problem("warning", "the last nightly report failed: "
+                                           f"{status.nightly['last_run']['error']} (its log: "
+                                           f"{status.nightly['log']})"))
     return status
+
+
+def _nightly(config: Config, env: Mapping[str, str]) -> dict[str, Any]:
+    """Whether the store's nightly report is scheduled (where, the command), and its last
+    run (when, whether it worked, the report it wrote)."""
+    from memory.services.nightly import Tools, installed
+    from memory.services.nightly_run import LOG, last_run
+
+    entry = installed(config.notes_dir, Tools.from_env(env))
+    return {"installed": entry is not None, **(entry or {}),
+            "last_run": last_run(config.state_dir), "log": str(config.state_dir / LOG)}
 
 
 def _store_problems(status: Status, config: Config) -> None:

@@ -18,7 +18,7 @@ from memory.api import Notes
 from memory.config import Config
 from memory.errors import ConfigError
 from memory.locate import EXAMPLE_STORE, STATE_FOLDER, STORE_MARKER, store_above
-from memory.state.safe_files import write_atomic
+from memory.state.safe_files import make_folder, path_error, write_atomic
 
 STARTER_NOTE = "start-here"
 GITIGNORE_LINE = f"{STATE_FOLDER}/"
@@ -45,12 +45,15 @@ def init_store(target: Path, force: bool = False,
     ``config_for(store)`` gives the new store's configuration, for writing the starter
     note through :class:`memory.api.Notes` (no starter note without it)."""
     target = target.expanduser().resolve()
-    if target.exists() and not target.is_dir():
-        raise ConfigError(f"{target} is a file, not a folder; give a folder for the store")
-    if (target / STORE_MARKER).is_file():
-        return InitResult(target, created=False)
+    try:
+        if target.exists() and not target.is_dir():
+            raise ConfigError(f"{target} is a file, not a folder; give a folder for the store")
+        if (target / STORE_MARKER).is_file():
+            return InitResult(target, created=False)
+    except OSError as exc:  # a name too long, a loop of links
+        raise path_error(exc, target, "a store's folder") from exc
     _refuse_unless_forced(target, force)
-    target.mkdir(parents=True, exist_ok=True)
+    make_folder(target, "a store's folder")
     written = [".gitignore"] if _ignore_state_folder(target / ".gitignore") else []
     if config_for is not None and not _has_notes(target):
         notes = Notes(config_for(target), notify=lambda _: None, front="cli")

@@ -29,6 +29,13 @@ def check_store(store: Store, counter: TokenCounter) -> list[FileProblem]:
         problems.append(FileProblem(_rel(store, link), 1, "error", "link-outside",
                                     "symbolic link leading outside the store is ignored; "
                                     "move the note into the store"))
+    for link, real in store.inner_links():
+        target = real.relative_to(store._real_root).as_posix()
+        problems.append(FileProblem(_rel(store, link), 1, "warning", "link-inside",
+                                    f"symbolic link to {target}: one note, two names; it is "
+                                    "indexed and written as "
+                                    f"{target.removesuffix('.md')} (replace the link by a "
+                                    "note of its own to keep them apart)"))
     for entry in store.files():
         rel = _rel(store, entry.path)
         try:

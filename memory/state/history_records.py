@@ -3,11 +3,15 @@
 - :func:`drifts`: recorded history entries that were changed, removed, moved or that had a
   new entry inserted before them; entries appended at the end are not drifts.
 - :func:`shape_losses`: what the file lost of what the store last saw whole (front matter,
-  title line, top-level sections). With the drifts, this is what a tool write refuses.
+  title line, top-level sections); :func:`mid_save_signs`, what a file being saved looks
+  like (with the shape losses, an empty file or a last entry whose heading is cut).
 - :func:`observation`: what to record of a note just read (its new entries at the end; the
-  gaps, history lines and shape when nothing was lost).
-- :func:`restored`: the note's text with its history put back exactly as recorded, and the
-  texts that restoring took out (saved by the caller, never dropped).
+  gaps, history lines and shape when nothing was lost); a file that may be mid-save never
+  has its last entry recorded.
+
+Line endings are not content: an entry compares equal to its record whatever its line
+endings (a note converted to CRLF is the same note). Putting entries back (``--restore``,
+and the merge of every tool write) is :mod:`memory.state.history_merge`.
 """
 
 from __future__ import annotations
@@ -40,8 +44,19 @@ def normalized(text: str) -> str:
     return text.rstrip() + "\n"
 
 
+def lf(text: str) -> str:
+    """``text`` with every line ending made ``\\n`` (CRLF and CR are not content)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def entry_hash(text: str) -> str:
     return hashlib.sha256(normalized(text).encode("utf-8")).hexdigest()
+
+
+def same_text(recorded: Recorded, text: str) -> bool:
+    """The entry's text is the recorded one, line endings aside."""
+    return entry_hash(text) == recorded.hash or lf(normalized(text)) == lf(
+        normalized(recorded.text))
 
 
 def core_and_gap(text: str) -> tuple[str, str]:
@@ -83,11 +98,40 @@ def _match(record: NoteRecord, current: list[Section]) -> _Match:
                   default=-1)
         high = min((positions[r.entry] for r in entries[n + 1:] if r.entry in positions),
                    default=len(current))
-        spot = next((i for i in unrecorded if low < i < high and i not in renamed.values()),
-                    None)
+        spot = next((i for i in unrecorded if low < i < high and i not in renamed.values()
+                     and _same_entry(rec, current[i])), None)
         if spot is not None:
             renamed[rec.entry] = spot
     return _Match(positions, renamed, max(positions.values(), default=-1))
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _same_entry(recorded: Recorded, entry: Section) -> bool:
+    """An unrecorded entry in the place of a missing recorded one is that entry edited
+    (retitled, redated, its text corrected) when it keeps at least half of its body lines,
+    or, for a title-only entry, its day and half of its title's words; otherwise it is
+    another entry (an editor's stale save dropped the recorded one and added its own)."""
+    old, new = _body_lines(recorded.text), _body_lines(entry.text)
+    if old or new:
+        return len(old & new) * 2 >= len(old | new)
+    if (entry.date or "")[:10] != recorded.date[:10]:
+        return False
+    old_words = set(_WORD.findall(split_lines(lf(recorded.text))[0].lower()))
+    new_words = set(_WORD.findall(split_lines(lf(entry.text))[0].lower()))
+    return len(old_words & new_words) * 2 >= len(old_words | new_words)
+
+
+def _body_lines(text: str) -> set[str]:
+    return {line.strip() for line in split_lines(lf(text))[1:] if line.strip()}
+
+
+def placed(record: NoteRecord, current: list[Section]) -> dict[str, int]:
+    """Recorded entry id -> index of the current entry that is it (by id, or edited in its
+    place); recorded entries missing from ``current`` are not in it."""
+    match = _match(record, current)
+    return {**match.positions, **match.renamed}
 
 
 def drifts(record: NoteRecord, note: Note | None) -> list[Drift]:
@@ -114,7 +158,7 @@ def _drift_of(note_id: str, rec: Recorded, note: Note, current: list[Section],
               match: _Match) -> list[Drift]:
     if rec.entry in match.positions:
         entry = current[match.positions[rec.entry]]
-        if entry_hash(entry.text) == rec.hash:
+        if same_text(rec, entry.text):
             return []
         return [Drift(note_id, rec.entry, "changed", entry.start + 1,
                       first_difference(rec.text, normalized(entry.text)), rec)]
@@ -164,13 +208,16 @@ def _longest_increasing(values: list[int]) -> set[int]:
 
 
 def first_difference(before: str, after: str) -> str:
-    old, new = before.splitlines(), after.splitlines()
+    old, new = split_lines(lf(before)), split_lines(lf(after))
     for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
         if a != b:
-            return f"line {number} of the entry was {a[:60]!r}, now {b[:60]!r}"
+            return f"line {number} of the entry was {a.rstrip()[:60]!r}, now {b.rstrip()[:60]!r}"
     if len(old) > len(new):
-        return f"{len(old) - len(new)} line(s) removed at the end, from {old[len(new)][:60]!r}"
-    return f"{len(new) - len(old)} line(s) added at the end: {new[len(old)][:60]!r}"
+        return (f"{len(old) - len(new)} line(s) removed at the end, from "
+                f"{old[len(new)].rstrip()[:60]!r}")
+    if len(new) > len(old):
+        return f"{len(new) - len(old)} line(s) added at the end: {new[len(old)].rstrip()[:60]!r}"
+    return "only its spacing changed"
 
 
 def shape_losses(shape: Shape | None, note: Note) -> list[str]:
@@ -190,25 +237,36 @@ def shape_losses(shape: Shape | None, note: Note) -> list[str]:
     return lost
 
 
-def write_losses(record: NoteRecord, note: Note) -> list[str]:
-    """Why a tool must not write over this note now (empty: it may)."""
+def mid_save_signs(record: NoteRecord, note: Note) -> list[str]:
+    """What about this file looks like a save under way, in words (empty: it looks whole).
+    A file that shows them and is still changing is waited for; one that stays so is a
+    person's edit. Entries an editor's stale save dropped are not among them: every tool
+    write puts those back (:func:`memory.state.history_merge.merged`)."""
     lost = shape_losses(record.shape, note)
-    found = drifts(record, note)
-    if found:
-        first = found[0]
-        lost.append(f"{len(found)} history entr{'y' if len(found) == 1 else 'ies'} "
-                    f"({first.kind}: {first.entry})")
+    if cut_last_entry(note):
+        lost.append(f"the end of its last entry's heading (line {note.entries[-1].start + 1})")
     return lost
 
 
+def cut_last_entry(note: Note) -> bool:
+    """The last history entry's heading does not parse as a dated one (``### 2026-12``):
+    a file cut while it is being written, at least until it is finished."""
+    entries = note.entries
+    return bool(entries) and entries[-1].date is None
+
+
 # -- recording -----------------------------------------------------------------------------
-def observation(record: NoteRecord, note: Note) -> Change:
+def observation(record: NoteRecord, note: Note, settled: bool = True) -> Change:
     """What to record of a note just read: its new entries at the end of the history, and,
-    when nothing was lost, its gaps, history lines and shape."""
+    when nothing was lost, its gaps, history lines and shape. From a file that may be
+    mid-save (not ``settled``), the last entry is not recorded: only it can be half
+    written; nor ever a last entry whose heading is cut."""
     change = Change(record.note)
     if not note.text.strip():
         return change  # an empty file (an editor mid-save?) teaches nothing
     current = note.entries
+    if cut_last_entry(note) or not settled:
+        current = current[:-1]
     match = _match(record, current)
     taken = set(match.renamed.values())
     next_seq = max((r.seq for r in record.entries), default=0) + 1
@@ -221,10 +279,18 @@ def observation(record: NoteRecord, note: Note) -> Change:
             next_seq += 1
     if not shape_losses(record.shape, note):
         change.shape = shape_of(note)
-    if note.history is not None and not drifts(record, note):
+    if note.history is not None and not drifts(record, note) and settled \
+            and not cut_last_entry(note):
         change.history = history_record(note)
         change.gaps = {e.id: core_and_gap(e.text)[1] for e in current}
     return change
+
+
+def new_last_entry(record: NoteRecord, note: Note) -> bool:
+    """Whether recording this note would record its last entry for the first time (then
+    the caller checks the file is not mid-save)."""
+    entries = note.entries
+    return bool(entries) and all(r.entry != entries[-1].id for r in record.entries)
 
 
 def first_sight(note_id: str, note: Note) -> Change:
@@ -243,62 +309,3 @@ def history_record(note: Note) -> HistoryRecord:
     index = next(i for i, s in enumerate(top) if s.kind == "history")
     after = top[index - 1].id if index > 0 else ""
     return HistoryRecord("".join(lines[history.start:first]), after)
-
-
-# -- restoring ------------------------------------------------------------------------------
-DEFAULT_HEADING = "## History\n"
-
-
-def recorded_history(record: NoteRecord) -> str:
-    """The history section exactly as recorded: its lines, then each entry and its gap."""
-    heading = record.history.heading if record.history else DEFAULT_HEADING
-    return heading + "".join(r.text + r.gap for r in record.entries)
-
-
-def restored(record: NoteRecord, note: Note) -> tuple[str, list[str]]:
-    """The note's text with the recorded history in place of the current one, and the texts
-    taken out (entries inserted or changed by hand, a renamed history's own text)."""
-    lines = split_lines(note.text)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    block = recorded_history(record)
-    target = note.history or _renamed_history(record, note)
-    if target is not None:
-        old = "".join(lines[target.start:target.end])
-        taken = _taken_out(record, note, old, block)
-        return "".join(lines[:target.start]) + block + "".join(lines[target.end:]), taken
-    at = _insertion_line(record, note, len(lines))
-    before = "".join(lines[:at])
-    if before and not before.endswith("\n\n") and at == len(lines):
-        before += "\n"
-    return before + block + "".join(lines[at:]), []
-
-
-def _renamed_history(record: NoteRecord, note: Note) -> Section | None:
-    """A plain section holding recorded entries' heading lines: the history, renamed."""
-    headings = {split_lines(r.text)[0] for r in record.entries if r.text}
-    for section in note.top_level():
-        if section.kind == "section" and headings & set(split_lines(section.text)):
-            return section
-    return None
-
-
-def _insertion_line(record: NoteRecord, note: Note, total: int) -> int:
-    """Where a deleted history goes back: after the section it came after, if any."""
-    top = note.top_level()
-    after = record.history.after if record.history else "state"
-    for section in top:
-        if section.id == after:
-            return section.end
-    state = next((s for s in top if s.kind == "state"), None)
-    return state.end if state is not None else total
-
-
-def _taken_out(record: NoteRecord, note: Note, old: str, block: str) -> list[str]:
-    if old == block:
-        return []
-    recorded = {normalized(r.text) for r in record.entries}
-    taken = [e.text for e in note.entries if normalized(e.text) not in recorded]
-    if note.history is None:  # a renamed history: keep its own text whole
-        taken = [old]
-    return taken

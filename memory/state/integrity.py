@@ -1,14 +1,21 @@
-"""History integrity: keep the ledger fed, find what changed, restore or accept it.
+"""History integrity: keep the ledger fed, find what changed, merge, restore or accept it.
 
 :class:`HistoryGuard` reads the notes itself (it does not go through the index): `notes
 check`, ``--restore`` and ``--accept`` look at the files as they are. What counts as a change is
-decided in :mod:`memory.state.history_records`.
+decided in :mod:`memory.state.history_records`; putting entries back, in
+:mod:`memory.state.history_merge`.
+
+Nothing here refuses a write for what a person did: a hand edit of an old entry is kept (and
+reported as a warning, its recorded text restorable), entries an editor's stale save dropped
+are put back by the next write (:meth:`HistoryGuard.merge`), and only a file that looks
+mid-save and is still changing makes a write wait (:meth:`HistoryGuard.mid_save`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,26 +23,34 @@ from pathlib import Path
 from memory.errors import NoteLostContent, NotesError
 from memory.model.note import Note
 from memory.state.check import FileProblem
+from memory.state.history_merge import (
+    merge_problem,
+    merged,
+    recorded_history,
+    restore_problem,
+    restored,
+)
 from memory.state.history_records import (
     Drift,
     drifts,
     first_sight,
+    mid_save_signs,
+    new_last_entry,
     observation,
-    recorded_history,
-    restored,
     shape_losses,
-    write_losses,
 )
 from memory.state.ledger import Change, Ledger, NoteRecord
-from memory.state.safe_files import write_atomic
+from memory.state.safe_files import settled, write_atomic
 from memory.state.store import LoadedNote, Store
 
 Notify = Callable[[str], None]
+Rewrite = Callable[[str, Callable[[Note], str]], None]  # (note id, edit): a locked write
 CODES = {"changed": "history-changed", "removed": "history-removed",
          "moved": "history-moved", "inserted": "history-inserted",
          "note-removed": "history-note-removed"}
 WHAT = {"changed": "was changed", "removed": "was removed", "moved": "was moved",
         "inserted": "was inserted", "note-removed": "is gone with its note's file"}
+HAND_EDITS = {"changed", "moved", "inserted"}  # a person's right: warnings, never a block
 
 
 @dataclass(frozen=True)
@@ -52,18 +67,52 @@ class HistoryGuard:
     def __init__(self, store: Store, ledger: Ledger, notify: Notify) -> None:
         self.store, self.ledger, self.notify = store, ledger, notify
         self._warned = False
+        self._deferred: dict[str, Path] = {}  # notes whose last entry waits for its file to settle
+        self._deferred_lock = threading.Lock()
 
     # -- recording ---------------------------------------------------------------------
-    def observe(self, loaded: list[LoadedNote]) -> None:
-        """Record what freshly read notes add; a ledger problem never stops the caller."""
-        notes = [(n.note_id, n.note) for n in loaded if n.indexable]
+    def observe(self, loaded: list[LoadedNote], written: bool = False) -> None:
+        """Record what freshly read notes add; a ledger problem never stops the caller.
+        A note's last entry is recorded from a file only once the file looks settled
+        (:func:`settled`): only the last entry of a file being saved can be half written.
+        ``written``: the texts are what a tool has just written, whole."""
+        notes = [n for n in loaded if n.indexable]
         if not notes:
             return
         try:
-            records = self.ledger.load(nid for nid, _ in notes)
-            self.ledger.save(observation(records[nid], note) for nid, note in notes)
+            records = self.ledger.load(n.note_id for n in notes)
+            self.ledger.save(self._observed(records[n.note_id], n, written) for n in notes)
         except sqlite3.Error as exc:
             self._ledger_problem(exc)
+
+    def _observed(self, record: NoteRecord, loaded: LoadedNote, written: bool = False) -> Change:
+        """What to record of a note read from its file (or just ``written`` by a tool): its
+        last entry only once the file looks settled, when that entry would be new; else
+        the note waits in :meth:`record_deferred`'s list."""
+        sure = written or not new_last_entry(record, loaded.note) or settled(loaded.path,
+                                                                              loaded.size)
+        with self._deferred_lock:
+            if sure:
+                self._deferred.pop(loaded.note_id, None)
+            else:
+                self._deferred[loaded.note_id] = loaded.path
+        return observation(record, loaded.note, sure)
+
+    def record_deferred(self) -> int:
+        """Read again the notes whose last entry was left unrecorded because their file was
+        being saved, and record it now if the file has settled (a watcher calls this once the
+        notes are quiet); how many notes were read."""
+        with self._deferred_lock:
+            waiting = dict(self._deferred)
+        loaded = []
+        for note_id, path in waiting.items():
+            try:
+                loaded.append(self.store.load_path(note_id, path))
+            except (NotesError, OSError):
+                with self._deferred_lock:
+                    self._deferred.pop(note_id, None)
+        self.observe(loaded)
+        return len(loaded)
 
     def _ledger_problem(self, exc: Exception) -> None:
         if not self._warned:
@@ -71,25 +120,46 @@ class HistoryGuard:
             self.notify(f"notes: cannot use the history ledger {self.ledger.path} ({exc}); "
                         "history checks and write protection may miss changes")
 
-    def refuse_losses(self, loaded: LoadedNote) -> None:
-        """Raise NoteLostContent when the note on disk lost what the store last knew of it
-        (an editor mid-save, or a cut by hand): a tool must not write over it."""
+    def _record(self, note_id: str) -> NoteRecord:
+        try:
+            return self.ledger.load([note_id])[note_id]
+        except sqlite3.Error as exc:
+            self._ledger_problem(exc)
+            return NoteRecord(note_id)
+
+    def mid_save(self, loaded: LoadedNote) -> list[str]:
+        """What about the note looks like a save under way (lost its header or a section,
+        empty, a last heading cut), in words; empty when it looks whole. The caller waits
+        while the file shows these and keeps changing (:func:`settled`)."""
         if not loaded.note.text.strip():
-            lost = ["everything (the file is empty)"]
-        else:
-            try:
-                record = self.ledger.load([loaded.note_id])[loaded.note_id]
-            except sqlite3.Error as exc:
-                self._ledger_problem(exc)
-                return
-            lost = write_losses(record, loaded.note)
-        if lost:
+            return ["everything (the file is empty)"]
+        return mid_save_signs(self._record(loaded.note_id), loaded.note)
+
+    def refuse_empty(self, loaded: LoadedNote) -> None:
+        """An empty file that stays empty is not written to: no tool write would give it
+        back its title and state."""
+        if not loaded.note.text.strip():
             raise NoteLostContent(
-                f"{loaded.path.name}: the note lost {', '.join(lost[:3])} since the store "
-                "last saw it (an editor may be saving it); nothing was written. Retry once "
-                "it is saved; if the change was on purpose, run `notes check --accept "
-                f"--note {loaded.note_id}`, or `notes check --restore --note "
+                f"{loaded.path.name} is empty; nothing was written. Put its text back (`notes "
+                f"check --restore --note {loaded.note_id}` restores its history) or delete "
+                "the file")
+
+    def merge(self, loaded: LoadedNote) -> tuple[Note, list[str]]:
+        """The note with every recorded entry it lost put back (:func:`merged`), and the
+        ids put back; the note itself when it lost none."""
+        record = self._record(loaded.note_id)
+        text, put_back = merged(record, loaded.note)
+        if not put_back:
+            return loaded.note, []
+        after = loaded.note.reparsed(text)
+        problem = merge_problem(record, loaded.note, after)
+        if problem:
+            raise NoteLostContent(
+                f"{loaded.path.name}: entries an editor's save dropped cannot be put back "
+                f"safely ({problem}); nothing was written. Run `notes check --note "
+                f"{loaded.note_id}` to see them and `notes check --restore --note "
                 f"{loaded.note_id}` to put the history back")
+        return after, put_back
 
     # -- comparing ---------------------------------------------------------------------
     def find(self, note_id: str | None = None) -> list[tuple[Drift | None, str, str]]:
@@ -107,16 +177,17 @@ class HistoryGuard:
         ids = [note_id] if note_id else sorted(set(self.ledger.notes())
                                                | set(self.store.note_ids()))
         current = {nid: self._current(nid) for nid in ids}
-        seen = {nid: note for nid, note in current.items() if note is not None}
+        seen = {nid: loaded for nid, loaded in current.items() if loaded is not None}
         try:
-            self.ledger.save(observation(rec, seen[nid]) for nid, rec in
+            self.ledger.save(self._observed(rec, seen[nid]) for nid, rec in
                              self.ledger.load(seen).items())
         except sqlite3.Error as exc:  # a read-only ledger still compares what it holds
             self._ledger_problem(exc)
         records = self.ledger.load(ids)
-        return [(nid, records[nid], current[nid]) for nid in ids if records[nid].known]
+        return [(nid, records[nid], seen[nid].note if nid in seen else None)
+                for nid in ids if records[nid].known]
 
-    def _current(self, note_id: str) -> Note | None:
+    def _current(self, note_id: str) -> LoadedNote | None:
         try:
             path = self.store.path_for(note_id)
             if not path.is_file():
@@ -124,7 +195,7 @@ class HistoryGuard:
             loaded = self.store.load_path(note_id, path)
         except (NotesError, OSError):
             return None
-        return loaded.note if loaded.indexable else None
+        return loaded if loaded.indexable else None
 
     def problems(self) -> list[FileProblem]:
         try:
@@ -136,26 +207,42 @@ class HistoryGuard:
         return [_problem(drift, nid, lost) for drift, nid, lost in found]
 
     # -- repairing ---------------------------------------------------------------------
-    def restore(self, note_id: str | None = None, saved_dir: Path | None = None) -> list[Repair]:
-        """Put every drifted history back as recorded, byte for byte; whatever that takes
-        out is saved to a file under ``saved_dir`` and named in the repair."""
+    def restore(self, rewrite: Rewrite, note_id: str | None = None,
+                saved_dir: Path | None = None) -> list[Repair]:
+        """Put every drifted history back as recorded, byte for byte, through ``rewrite``
+        (the store's one locked write path: it waits for an editor mid-save); whatever that
+        takes out is saved to a file under ``saved_dir`` once the note is written, and
+        named in the repair. A restore whose result would not read back as recorded is
+        refused, and nothing is written."""
         repairs: list[Repair] = []
         for nid, record, note in self._compared(note_id):
             found = drifts(record, note)
             if found:
-                repairs += self._restore_note(nid, record, found, saved_dir)
+                repairs += self._restore_note(nid, record, found, rewrite, saved_dir)
         return repairs
 
     def _restore_note(self, note_id: str, record: NoteRecord, found: list[Drift],
-                      saved_dir: Path | None) -> list[Repair]:
-        with self.store.locked(note_id) as path:
-            if not path.is_file():
-                write_atomic(path, _recreated(note_id, record))
-                return [Repair(note_id, d.entry, d.kind, "recreated") for d in found]
-            loaded, snap = self.store.snapshot(note_id, path)
-            text, taken = restored(record, loaded.note)
-            where = _save_taken(saved_dir, note_id, taken)
-            self.store.replace_if_unchanged(path, text, snap)
+                      rewrite: Rewrite, saved_dir: Path | None) -> list[Repair]:
+        if not self.store.path_for(note_id).is_file():
+            with self.store.locked(note_id) as path:
+                if not path.is_file():
+                    write_atomic(path, _recreated(note_id, record))
+                    return [Repair(note_id, d.entry, d.kind, "recreated") for d in found]
+        taken: list[str] = []
+
+        def edit(note: Note) -> str:
+            text, out = restored(self._record(note_id), note)
+            problem = restore_problem(self._record(note_id), note.reparsed(text))
+            if problem:
+                raise NoteLostContent(
+                    f"{note_id}.md: its history cannot be restored as recorded ({problem}); "
+                    f"nothing was written. Fix the file by hand, or run `notes check "
+                    f"--accept --note {note_id}` to take it as it is")
+            taken[:] = out
+            return text
+
+        rewrite(note_id, edit)
+        where = _save_taken(saved_dir, note_id, taken)
         saved = f" (saved to {where})" if where else ""
         return [Repair(note_id, d.entry, d.kind, f"taken out{saved}" if d.kind == "inserted"
                        else f"restored{saved if d.kind == 'changed' else ''}") for d in found]
@@ -180,13 +267,20 @@ class HistoryGuard:
 def _problem(drift: Drift | None, note_id: str, lost: str) -> FileProblem:
     if drift is None:
         return FileProblem(f"{note_id}.md", 1, "error", "note-lost-content",
-                           f"the note lost {lost} since the store last saw it whole; "
-                           "tools will not write to it until `notes check --accept --note "
-                           f"{note_id}` takes it as it is (or you put it back)")
+                           f"the note lost {lost} since the store last saw it whole; put it "
+                           f"back by hand, or `notes check --accept --note {note_id}` takes "
+                           "the note as it is")
+    if drift.kind in HAND_EDITS:
+        return FileProblem(f"{note_id}.md", drift.line, "warning", CODES[drift.kind],
+                           f"history entry {drift.entry} {WHAT[drift.kind]} by hand since it "
+                           f"was first recorded ({drift.detail}); kept as you wrote it: "
+                           f"`notes check --restore --note {note_id}` puts back the recorded "
+                           f"text, `notes check --accept --note {note_id}` records yours")
     return FileProblem(f"{note_id}.md", drift.line, "error", CODES[drift.kind],
                        f"history entry {drift.entry} {WHAT[drift.kind]} since it was first "
-                       f"recorded ({drift.detail}); `notes check --restore` puts the history "
-                       "back as recorded, `notes check --accept` keeps the change")
+                       f"recorded ({drift.detail}); the next tool write puts it back, `notes "
+                       f"check --restore --note {note_id}` now; `notes check --accept --note "
+                       f"{note_id}` keeps it out")
 
 
 def _forget(note_id: str) -> Change:

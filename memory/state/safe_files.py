@@ -23,6 +23,7 @@ import glob
 import hashlib
 import os
 import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,24 @@ def open_for_writing_elsewhere(path: Path) -> bool | None:
         return True if exc.errno in (errno.EAGAIN, errno.EBUSY) else None
     finally:
         os.close(fd)
+
+
+SETTLE_S = 1.0  # a file changed this recently may still be being saved
+
+
+def settled(path: Path, size: int | None = None) -> bool:
+    """The file is not being saved now, as far as can be told: nobody holds it open for
+    writing, it was last changed at least ``SETTLE_S`` ago, and (``size`` given) it still
+    has the size it was read with."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    if size is not None and stat.st_size != size:
+        return False
+    if time.time() - stat.st_mtime < SETTLE_S:
+        return False
+    return not open_for_writing_elsewhere(path)
 
 
 def write_atomic(path: Path, text: str | bytes, mode: int | None = None,
@@ -284,3 +303,57 @@ def storage_error(exc: OSError, doing: str) -> StorageError:
     why, step = _WHY.get(exc.errno or 0, (exc.strerror or str(exc), "check the disk and the "
                                           "folder's permissions"))
     return StorageError(f"cannot {doing}: {why}; {step} (nothing was changed)")
+
+
+_PATH_WHY = {
+    errno.ENOTDIR: ("a part of it is a file, not a folder", "give a path whose parts are "
+                    "folders (or do not exist yet)"),
+    errno.ENOENT: ("a folder on the way does not exist and cannot be made there", "give a "
+                   "folder where you can create files"),
+    errno.EEXIST: ("a file of that name is in the way", "remove it or give another path"),
+    errno.ENAMETOOLONG: ("a name in it is too long for the file system", "give a shorter "
+                         "path"),
+    errno.ELOOP: ("its symbolic links loop", "fix the links or give another path"),
+}
+
+
+def path_error(exc: OSError, path: Path | str | None = None, what: str = "") -> StorageError:
+    """A clear error for a path a user gave (a folder or file on the command line) that the
+    OS refuses: the path, what it was for, why, and what to do. ``path`` defaults to the
+    one the OS named."""
+    named = path if path is not None else (exc.filename or "the path")
+    why, step = _PATH_WHY.get(exc.errno or 0) or _WHY.get(exc.errno or 0) or (
+        exc.strerror or str(exc), "check the path and its permissions")
+    return StorageError(f"cannot use {named}{f' as {what}' if what else ''}: {why}; {step}")
+
+
+def make_folder(path: Path, what: str) -> Path:
+    """Make the folder ``path`` (and its parents) or raise :func:`path_error`."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise path_error(exc, path, what) from exc
+    return path
+
+
+def check_folder(path: Path, what: str) -> Path:
+    """Raise :func:`path_error` unless ``path`` is a folder or can be made one, leaving
+    nothing behind (the folders made to find out are removed): called before any long
+    work, so that an unusable output folder is said at once, not after, and a command
+    refused later for another reason has created nothing."""
+    made: list[Path] = []
+    try:
+        missing = path
+        while not missing.exists():
+            made.append(missing)
+            missing = missing.parent
+        make_folder(path, what)
+    except OSError as exc:  # a name too long, a loop of links, on the way up
+        raise path_error(exc, path, what) from exc
+    finally:
+        for folder in made:  # the deepest first
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+    return path

@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING
 
 from memory.config import Config
@@ -68,6 +69,7 @@ class LoadedNote:
     digest: str
     problems: tuple[Problem, ...]
     indexable: bool = True
+    size: int | None = None  # the file's size when it was read (None: not read from a file)
 
 
 class Store:
@@ -100,9 +102,26 @@ class Store:
     def exists(self, note_id: str) -> bool:
         return self.path_for(note_id).is_file()
 
+    def note_id_of(self, note_id: str) -> str:
+        """The note a name means: the id itself, or, for a file (or folder) that is a
+        symbolic link to another note of the store, that note's id (one note, two names:
+        a write goes to the note the link points to, and the link stays a link)."""
+        clean = validate_note_id(note_id)
+        path = self.path_for(clean)
+        real = Path(os.path.realpath(path))
+        if real == self._real_root / f"{clean}.md":
+            return clean
+        target = real.relative_to(self._real_root)
+        if target.suffix != ".md" or target.name.startswith("."):
+            raise InvalidNoteId(f"note {excerpt(note_id, 80)} is a symbolic link to "
+                                f"{target.as_posix()}, which is not a note; write to a note "
+                                "of the store, or replace the link by a note")
+        return validate_note_id(target.with_suffix("").as_posix())
+
     # -- discovery -------------------------------------------------------------------
     def files(self) -> list[NoteFile]:
-        """Every note file under the root, hidden folders and escaping links left out."""
+        """Every note file under the root, hidden folders, escaping links and what is no
+        regular file (a named pipe, a socket, a device) left out."""
         found: list[NoteFile] = []
         for dirpath, dirnames, filenames in os.walk(self.root):
             dirnames[:] = sorted(d for d in dirnames if self._searched(dirpath, d))
@@ -123,22 +142,37 @@ class Store:
         real = Path(os.path.realpath(path))
         if self._real_root not in real.parents:
             return None
+        if real != self._real_root / path.relative_to(self.root) and real.suffix == ".md":
+            return None  # a second name of a note of the store: indexed under its own name
         try:
             stat = path.stat()
         except OSError:
+            return None
+        if not S_ISREG(stat.st_mode):  # a named pipe would block every read of it for good
             return None
         return NoteFile(rel, path, stat.st_mtime_ns, stat.st_size)
 
     def escaping_links(self) -> list[Path]:
         """Note-like files that are symbolic links leading out of the store (for `check`)."""
+        return [path for path, real in self._links() if self._real_root not in real.parents]
+
+    def inner_links(self) -> list[tuple[Path, Path]]:
+        """Note files that are symbolic links to another file of the store, and that file
+        (for `check`: one note, two names)."""
+        return [(path, real) for path, real in self._links() if self._real_root in
+                real.parents]
+
+    def _links(self) -> list[tuple[Path, Path]]:
         out = []
         for dirpath, dirnames, filenames in os.walk(self.root):
             dirnames[:] = [d for d in dirnames if self._searched(dirpath, d)]
             for name in filenames:
                 path = Path(dirpath) / name
-                if name.endswith(".md") and self._real_root not in Path(
-                        os.path.realpath(path)).parents:
-                    out.append(path)
+                if not name.endswith(".md"):
+                    continue
+                real = Path(os.path.realpath(path))
+                if real != self._real_root / path.relative_to(self.root):
+                    out.append((path, real))
         return out
 
     def note_ids(self) -> list[str]:
@@ -198,7 +232,8 @@ class Store:
             problems.append(Problem(1, "binary", "file holds binary data (NUL bytes), not "
                                     "Markdown; move it out of the notes folder"))
             empty = parse_note("", fallback_title=note_id)
-            return LoadedNote(note_id, path, empty, digest, tuple(problems), indexable=False)
+            return LoadedNote(note_id, path, empty, digest, tuple(problems), indexable=False,
+                              size=size)
         text = _decode(raw, problems)
         note = parse_note(text, fallback_title=note_id.split("/")[-1],
                           state_headings=self.config.state_headings,
@@ -206,7 +241,8 @@ class Store:
         if not raw.strip():
             problems.append(Problem(1, "empty", "file is empty; write a title, a state "
                                     "and a history, or delete it"))
-        return LoadedNote(note_id, path, note, digest, tuple(problems) + note.problems)
+        return LoadedNote(note_id, path, note, digest, tuple(problems) + note.problems,
+                          size=size)
 
     # -- writing ---------------------------------------------------------------------
     @contextlib.contextmanager

@@ -22,18 +22,38 @@ from memory.config import Config, load_config
 from memory.errors import EmptyInput, NotesError
 from memory.fronts import render
 from memory.fronts.cli.setup import register as register_setup_commands
+from memory.state.safe_files import check_folder, path_error
 
 
-class NotesGroup(click.Group):
-    """Turns library errors into ``Error: …`` and exit status 1."""
+class NotesCommand(click.Command):
+    """A command whose usage error from the library (an empty text on stdin) shows its own
+    usage (``notes state [OPTIONS] NOTE``), not the group's."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except EmptyInput as exc:  # a usage error: exit 2, with the way to do it on purpose
             raise click.UsageError(str(exc), ctx) from exc
+
+
+class NotesGroup(click.Group):
+    """Turns library errors into ``Error: …`` and exit status 1; its commands are
+    :class:`NotesCommand` and its groups are of this class."""
+
+    command_class = NotesCommand
+    group_class = type  # a group made with @group.group() is a NotesGroup too
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EmptyInput as exc:
+            raise click.UsageError(str(exc), ctx) from exc
         except NotesError as exc:
             raise click.ClickException(str(exc)) from exc
+        except OSError as exc:  # a path given on the command line that the OS refuses
+            if exc.filename is None or isinstance(exc, BrokenPipeError):
+                raise
+            raise click.ClickException(str(path_error(exc))) from exc
 
 
 @click.group(cls=NotesGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -95,6 +115,13 @@ def _day(asked_on: dt.datetime | None) -> dt.date | None:
 
 
 
+def output_folder(path: Path, option: str) -> Path:
+    """Check, before any work, that the folder an option names can be made (nothing is made
+    yet): a path that cannot be a folder is one clear error at once, not a traceback after a
+    long run."""
+    return check_folder(path, f"the {option} folder")
+
+
 def _split(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
@@ -116,7 +143,7 @@ def _stdin(what: str) -> str:
 
 register_setup_commands(cli)  # init, import, status/doctor, install, uninstall
 # the other command groups register themselves on `cli` when imported
-from memory.fronts.cli import bench, maintain, read, write  # noqa: E402, F401
+from memory.fronts.cli import bench, maintain, nightly, read, write  # noqa: E402, F401
 
 
 def main() -> None:

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import click
 
-from memory.errors import NotesError
+from memory.errors import ConfigError, NotesError
 from memory.fronts.cli import (
     _split,
     cli,
     json_option,
+    output_folder,
 )
 from memory.retrieval.levers import DEFAULT as DEFAULT_LEVERS
 from memory.retrieval.levers import NAMES as LEVER_NAMES
@@ -46,6 +47,7 @@ def bench_from_locomo(source: Path, out: Path, force: bool, follow_ups: bool,
     per session, a line per turn; evidence turns become answer lines. Prints the counts."""
     from memory.bench.locomo import locomo_to_bench
 
+    output_folder(out, "--out")
     click.echo(locomo_to_bench(source, out, force, follow_ups, note_per_session).summary())
     click.echo(f"bench written to {out}")
 
@@ -64,6 +66,7 @@ def bench_from_realmem(source: Path, out: Path, force: bool, persona: str | None
     sessions. Prints the counts."""
     from memory.bench.realmem import realmem_to_bench
 
+    output_folder(out, "--out")
     click.echo(realmem_to_bench(source, out, force, persona).summary())
     click.echo(f"bench written to {out}")
 
@@ -88,6 +91,7 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
         mapping = parse_path_map(path_map)
     except NotesError as exc:
         raise click.UsageError(str(exc)) from exc
+    output_folder(out, "--out")
     counts = transcripts_to_bench(list(paths), notes_dir, out, force, mapping)
     click.echo(counts.summary())
     for line in counts.stale[:20]:
@@ -103,8 +107,11 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
 @click.option("--policies", help="Comma-separated, from: ladder@1, ladder@2, ladder-oracle, "
               "ladder-zoom@1, recall@500, recall@1000, recall@2000, recall-flat@1000, "
               "fragments@2, fragments@5, fragments@10, fragments@20, fragments@40, "
-              "fragments@80, hybrid, full (default: all).")
+              "fragments@80, hybrid, hook, full (default: all).")
 @click.option("--limit", type=click.IntRange(1), help="Run only the first N questions.")
+@click.option("--half", type=click.Choice(["tuning", "test", "all"]), default="all",
+              show_default=True, help="Run only one half of the questions (split by a hash of "
+              "their id): choose levers on tuning, report test.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write the report (default: BENCH/report/).")
 @click.option("--backend", "backends", default="whoosh", show_default=True,
@@ -118,23 +125,29 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
               help="With the semantic lever: keep the notes' vectors here, so that the next "
               "run embeds only notes it has not seen (default: a temporary folder).")
 @json_option
-def bench_run(bench_dir: Path, policies: str | None, limit: int | None, out: Path | None,
-              backends: str, levers: str | None, vectors: Path | None, as_json: bool) -> None:
+def bench_run(bench_dir: Path, policies: str | None, limit: int | None, half: str,
+              out: Path | None, backends: str, levers: str | None, vectors: Path | None,
+              as_json: bool) -> None:
     """Run the policies on a bench (index in a temporary folder, usage log off) and write the
     report: Markdown, JSON, per-question results and a plot of hit rate against tokens."""
     import shlex
 
     from memory.bench.report import FILES, PLOT_HINT, policy_table, routing_text, write_report
     from memory.bench.run import run_backends
+    from memory.bench.split import check_half
     from memory.retrieval.levers import parse_levers
 
     chosen = parse_levers(levers)
+    _require_backends(_split(backends))
+    if vectors is not None:
+        output_folder(vectors, "--vectors")
+    target = output_folder(out or bench_dir / "report", "--out" if out else "report")
     progress = _bench_progress()
     run = run_backends(bench_dir, _split(backends), _split(policies or "") or None, limit,
-                       progress=progress, levers=chosen, vectors=vectors)
+                       progress=progress, levers=chosen, vectors=vectors,
+                       half=check_half(half))
     if progress is not None:
         click.echo("", err=True)
-    target = out or bench_dir / "report"
     data = write_report(run, target, "notes " + shlex.join(sys.argv[1:]))
     if data["plot"] is None:
         click.echo(f"no plot: {PLOT_HINT}", err=True)
@@ -181,7 +194,13 @@ def bench_visible(benches: str | None, policies: str | None, limit: int | None,
     import shlex
 
     _import_checkout_benchmarks("visible", Path("benchmarks") / "visible" / "run.py")
-    from benchmarks.visible.run import SUMMARY_FILES, VisibleOptions, parse_benches, run_visible
+    from benchmarks.visible.run import (
+        SUMMARY_FILES,
+        VisibleOptions,
+        check_options,
+        parse_benches,
+        run_visible,
+    )
     from benchmarks.visible.summary import keep_table, summary_table
 
     try:
@@ -190,9 +209,14 @@ def bench_visible(benches: str | None, policies: str | None, limit: int | None,
         raise click.UsageError(str(exc)) from exc
     from memory.retrieval.levers import parse_levers
 
+    _require_backends([backend])
     options = VisibleOptions(names, out, _split(policies or "") or None, limit, locomo,
                              work=work, backend=backend, levers=parse_levers(levers),
                              realmem=realmem)
+    check_options(options)  # the cheap checks first: a bad name leaves no folder behind
+    output_folder(out, "--out")
+    if work is not None:
+        output_folder(work, "--work")
     progress = _bench_progress()
     summary = run_visible(options, "notes " + shlex.join(sys.argv[1:]),
                           lambda line: click.echo(line, err=True), progress)
@@ -237,6 +261,8 @@ def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work:
     from benchmarks.perf.report import FILES, targets_table, write_report
     from benchmarks.perf.run import PerfOptions, parse_backends, parse_scales, run_perf
 
+    if work is not None:
+        output_folder(work, "--work")
     if generate_only:
         if work is None:
             raise click.UsageError("--generate-only writes the store into --work DIR")
@@ -248,10 +274,25 @@ def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work:
                               work=work, hook_runs=min(queries, 3 * runs))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
+    _require_backends(options.backends)
+    output_folder(out, "--out")
     data = run_perf(options, "notes " + shlex.join(sys.argv[1:]),
                     lambda line: click.echo(line, err=True))
     data = write_report(data, out)
     click.echo(targets_table(data) + f"\n\nreport in {out / FILES['markdown']}")
+
+
+def _require_backends(names: list[str]) -> None:
+    """Refuse, naming the flag, a --backend whose package is not installed (before any
+    bench is built or run)."""
+    from memory.config import BACKEND_PACKAGES, BACKEND_PINS, backend_installed
+
+    for name in names:
+        if name in BACKEND_PACKAGES and not backend_installed(name):
+            raise ConfigError(f"--backend {name} needs the {BACKEND_PACKAGES[name]} package: "
+                              f"install the extra (pip install 'notes-memory[{name}]'; with "
+                              f"pipx: pipx inject notes-memory {BACKEND_PINS[name]}), or leave "
+                              f"{name} out of --backend")
 
 
 def _bench_progress() -> Callable[[int], None] | None:

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from memory.api import Notes
+from memory.errors import NotesError
 from memory.fronts import render
 from memory.fronts.cli import (
     _emit,
@@ -21,13 +22,16 @@ from memory.fronts.cli import (
     _notes,
     cli,
     json_option,
+    output_folder,
 )
 from memory.fronts.mcp.http_guard import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S
 from memory.index import RefreshReport
-from memory.state.safe_files import write_atomic
+from memory.locate import EXAMPLE_STORE
+from memory.state.safe_files import make_folder, write_atomic
 
 Done = TypeVar("Done")  # what a command with a progress bar returns
 BUDGET_FILE = Path(__file__).resolve().parent.parent / "mcp" / "tool_budget.json"
+EXAMPLE_QUESTIONS = EXAMPLE_STORE.parent / "benchmarks" / "followups" / "questions.jsonl"
 
 
 @cli.command()
@@ -77,7 +81,14 @@ def embed(ctx: click.Context, as_json: bool) -> None:
     """Embed every note's lines for semantic routing (NOTES_SEMANTIC=1, the extra
     notes-memory[semantic]): only notes changed since they were last embedded (about 60 ms
     a line on two cores), and the vectors of gone notes removed."""
+    from memory.errors import ConfigError
+    from memory.retrieval.semantic import INSTALL_HINT, PACKAGE, available
+
     notes = _notes(ctx)
+    if not available():  # named here: the library's message is NOTES_SEMANTIC's
+        also = " (NOTES_SEMANTIC=1 needs it too, or unset it)" if notes.config.semantic else ""
+        raise ConfigError(f"`notes embed` needs the {PACKAGE} package of semantic routing: "
+                          f"{INSTALL_HINT}{also}")
     if sys.stderr.isatty() and not as_json:
         built = _with_progress(notes.embed, "embedding notes")
     else:
@@ -129,11 +140,12 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
 
     def changed(paths: list[Path]) -> None:
         report = notes.refresh_index()
-        names = ", ".join(report.indexed + [f"-{r}" for r in report.removed]) or "no change"
-        click.echo(f"re-indexed: {names}", err=True)
+        names = ", ".join(report.indexed + [f"-{r}" for r in report.removed])
+        if names:  # a save of the same bytes, the check every minute: nothing to say
+            click.echo(f"re-indexed: {names}", err=True)
 
-    def tidy() -> None:  # once the notes are quiet: merge what quick commits left
-        merged = notes.tidy_index()
+    def tidy() -> None:  # once the notes are quiet: merge what quick commits left (and more)
+        merged = notes.when_idle()
         if merged:
             click.echo(f"tidied: merged {merged} small index segments", err=True)
 
@@ -196,14 +208,23 @@ def serve(ctx: click.Context, read_only: bool, http_port: int | None, host: str 
 
 
 @cli.command()
+@click.option("--questions", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="A bench's questions.jsonl about this store: also measure the framing of "
+                   "recall (500, 1000, 2000 tokens) and read_section answers over them "
+                   "(default for the example store: its follow-up questions).")
 @json_option
 @click.pass_context
-def tokens(ctx: click.Context, as_json: bool) -> None:
-    """Token cost of the MCP tool catalog, per tool, and of a typical answer of each rung;
-    exit 1 when a figure is over the committed budget."""
+def tokens(ctx: click.Context, questions: Path | None, as_json: bool) -> None:
+    """Token cost of the MCP tool catalog, per tool, and of a typical answer of each rung,
+    and the share of recall's and read_section's answers that is framing (labels, the last
+    line), not note text; exit 1 when a figure is over the committed budget."""
     from memory.fronts.mcp import server as mcp_server
 
-    costs = mcp_server.measure_costs(_notes(ctx).config)
+    config = _notes(ctx).config
+    if questions is None and config.notes_dir.resolve() == EXAMPLE_STORE.resolve() and \
+            EXAMPLE_QUESTIONS.is_file():
+        questions = EXAMPLE_QUESTIONS
+    costs = mcp_server.measure_costs(config, questions)
     budget = json.loads(BUDGET_FILE.read_text())
     over = mcp_server.over_budget(costs, budget)
     _emit(as_json, costs | {"over_budget": over}, lambda c: render.costs(c, budget))
@@ -225,16 +246,27 @@ def tokens(ctx: click.Context, as_json: bool) -> None:
               help="Write ENTRY's proposed line into NOTE's state (history untouched).")
 @click.option("--line", help="With --apply: the state line to write instead of the proposal.")
 @click.option("--dry-run", is_flag=True, help="With --apply: show the diff, write nothing.")
+@click.option("--nightly", is_flag=True, help="Run as the nightly job does (`notes install "
+              "nightly`): write the report into --report-dir (default: STATE/reports, made if "
+              "missing), print nothing, record the run for `notes status` (STATE/nightly.json, "
+              "one line in STATE/nightly.log).")
 @json_option
 @click.pass_context
 def promote(ctx: click.Context, days: int, min_sessions: int, demote_days: int,
             report_dir: Path | None, apply_: tuple[str, str] | None, line: str | None,
-            dry_run: bool, as_json: bool) -> None:
+            dry_run: bool, nightly: bool, as_json: bool) -> None:
     """Report which history entries deserve the state (from the usage log), state lines
     nobody asks about, and routing misses; or --apply one promotion."""
     from memory.services import promote_report
     from memory.services.promote import apply_promotion, build_report
 
+    if nightly:
+        if apply_ or line or dry_run or as_json:
+            raise click.UsageError("--nightly writes the report; it goes with --report-dir, "
+                                   "--days, --sessions and --demote-days only")
+        _nightly(ctx, lambda notes: build_report(notes, days, min_sessions, demote_days),
+                 report_dir)
+        return
     notes = _notes(ctx)
     if apply_:
         result = apply_promotion(notes, apply_[0], apply_[1], line, dry_run, days)
@@ -242,14 +274,54 @@ def promote(ctx: click.Context, days: int, min_sessions: int, demote_days: int,
         return
     if line or dry_run:
         raise click.UsageError("--line and --dry-run go with --apply NOTE ENTRY")
+    if report_dir is not None:
+        output_folder(report_dir, "--report-dir")
     report = build_report(notes, days, min_sessions, demote_days)
     text = promote_report.markdown(report)
     if report_dir is not None:
-        report_dir.mkdir(parents=True, exist_ok=True)
-        stem = report_dir / f"promotion-{report.generated[:10]}"
-        _write_replacing(stem.with_suffix(".md"), text)
-        _write_replacing(stem.with_suffix(".json"), render.as_json(report))
+        _write_report(report_dir, report, text)
     _emit(as_json, report, lambda _: text)
+
+
+def _write_report(folder: Path, report: Any, text: str) -> Path:
+    """``promotion-DAY.md`` and ``.json`` in ``folder`` (made if missing); the Markdown's
+    path."""
+    make_folder(folder, "the --report-dir folder")
+    stem = folder / f"promotion-{report.generated[:10]}"
+    _write_replacing(stem.with_suffix(".md"), text)
+    _write_replacing(stem.with_suffix(".json"), render.as_json(report))
+    return stem.with_suffix(".md")
+
+
+def _nightly(ctx: click.Context, build: Callable[[Notes], Any], report_dir: Path | None) -> None:
+    """The nightly run: the report written, nothing printed, the run recorded (its failure
+    too, then said on stderr with exit 1, which cron mails and systemd keeps in the
+    journal)."""
+    from memory.locate import user_state_dir
+    from memory.services import promote_report
+    from memory.services.nightly_run import default_report_dir, record_run
+
+    lazy: _LazyNotes = ctx.find_root().obj
+    try:
+        notes = _notes(ctx)
+    except NotesError as exc:  # no store: logged where the user's state is
+        record_run(Path(lazy.state_dir) if lazy.state_dir else user_state_dir(), None,
+                   str(exc))
+        raise
+    folder = notes.config.state_dir
+    target = report_dir or default_report_dir(folder)
+    try:
+        report = build(notes)
+        written = _write_report(target, report, promote_report.markdown(report))
+    except NotesError as exc:
+        record_run(folder, None, str(exc))
+        raise
+    except OSError as exc:
+        message = (f"cannot write the report into {target} ({exc.strerror or exc}); free "
+                   "some space or fix the folder's permissions, or give another --report-dir")
+        record_run(folder, None, message)
+        raise click.ClickException(message) from exc
+    record_run(folder, written, None)
 
 
 def _write_replacing(path: Path, text: str) -> None:

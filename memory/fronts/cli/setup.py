@@ -19,7 +19,7 @@ import click
 from memory.config import Config, load_config
 from memory.errors import ConfigError
 from memory.fronts import render
-from memory.locate import StoreChoice, choose_store, default_store
+from memory.locate import StoreChoice, choose_store, default_store, user_state_dir
 
 if TYPE_CHECKING:  # the modules behind the commands load when a command runs, so that the
     # hook and the ladder commands do not pay for them at start
@@ -226,11 +226,27 @@ def _status_text(found: Status) -> str:
         shown = [f"{kind} in {w.file}" + (f" (store {w.store})" if w.store else "")
                  for kind, w in parts.items() if w.present]
         lines.append(f"claude code, {scope}: " + ("; ".join(shown) if shown else "not wired"))
+    if found.nightly:
+        lines.append(_nightly_text(found.nightly))
     if found.check:
         lines.append(f"check: {found.check['errors']} errors, {found.check['warnings']} "
                      "warnings")
     lines += [f"{p.severity}: {p.message}" for p in found.problems] or ["no problems"]
     return "\n".join(lines)
+
+
+def _nightly_text(nightly: dict[str, Any]) -> str:
+    if not nightly["installed"]:
+        return "nightly report: not installed (`notes install nightly`)"
+    where = "cron" if nightly["scheduler"] == "cron" else f"systemd timer {nightly['where']}"
+    ran = nightly["last_run"]
+    if ran is None:
+        last = "not run yet"
+    elif ran["ok"]:
+        last = f"last run {ran['ran']}, report {ran['report']}"
+    else:
+        last = f"last run {ran['ran']} failed ({nightly['log']})"
+    return f"nightly report: installed ({where}); {last}"
 
 
 # -- install / uninstall ------------------------------------------------------------------
@@ -253,13 +269,37 @@ def install_claude(ctx: click.Context, scope: str, project: Path, dry_run: bool)
 
     project = project.resolve()
     config = _store_or_new_default(ctx, project, dry_run)
-    notes_bin = os.path.abspath(sys.argv[0]) if os.sep in sys.argv[0] else \
-        (shutil.which("notes") or sys.argv[0])
-    wiring = plan_wiring(scope, project, notes_bin, config.notes_dir, config.store_source,
+    source = config.store_source
+    if scope == "user" and source == "found":  # never pin one project's store for all
+        source = "default"
+        default = default_store(os.environ)
+        made = "" if default.exists() else _new_default_store(ctx, default, dry_run)
+        click.echo(f"note: a user-scope install names no store: each project uses its "
+                   f"nearest store (here {config.notes_dir}), any other your default store "
+                   f"{default}{made}; to use one store everywhere, name it with --notes DIR",
+                   err=True)
+    wiring = plan_wiring(scope, project, _notes_bin(), config.notes_dir, source,
                          shutil.which("notes"))
     for notice in wiring.notices:
         click.echo(f"note: {notice}", err=True)
-    _show(install_claude_code(scope, project, Path.home(), wiring, dry_run), dry_run)
+    _show(install_claude_code(scope, project, Path.home(), wiring, _backups(), dry_run),
+          dry_run)
+
+
+def _notes_bin() -> str:
+    """The `notes` command running now, by its absolute path when it was run by one."""
+    return os.path.abspath(sys.argv[0]) if os.sep in sys.argv[0] else \
+        (shutil.which("notes") or sys.argv[0])
+
+
+def _new_default_store(ctx: click.Context, default: Path, dry_run: bool) -> str:
+    """Make the per-user default store (as `notes init` does); what was done, for a note."""
+    from memory.services.stores import init_store
+
+    if dry_run:
+        return " (it would be created, as `notes init` does)"
+    init_store(default, config_for=_config_for(_root(ctx)))
+    return " (created now, as `notes init` does)"
 
 
 @click.group()
@@ -277,7 +317,13 @@ def uninstall_claude(scope: str, project: Path, dry_run: bool) -> None:
     nothing else uses is deleted)."""
     from memory.services.install import uninstall_claude_code
 
-    _show(uninstall_claude_code(scope, project.resolve(), Path.home(), dry_run), dry_run)
+    _show(uninstall_claude_code(scope, project.resolve(), Path.home(), _backups(), dry_run),
+          dry_run)
+
+
+def _backups() -> Path:
+    """Where install and uninstall keep the backups of the settings files they change."""
+    return user_state_dir(os.environ) / "backups"
 
 
 def _show(changes: list[FileChange], dry_run: bool) -> None:

@@ -33,7 +33,7 @@ from memory.fronts.mcp.http_guard import (
 SESSION_HEADER = b"mcp-session-id"
 VERSION_HEADER = b"mcp-protocol-version"
 FORGET_MARGIN_S = 1.0  # forget an expired session a little after the app has closed it
-LOG_EVERY_S = 60.0  # at most one line a minute about closed sessions
+LOG_EVERY_S = 60.0  # at most one line a minute about closed sessions, one about refused ones
 
 
 @dataclass
@@ -53,6 +53,7 @@ class SessionKeeper:
         self.notify, self.clock = notify, clock
         self.sessions: dict[str, _Session] = {}
         self.closed_since_log, self.last_log = 0, -LOG_EVERY_S
+        self.refused_since_log, self.last_refusal_log = 0, -LOG_EVERY_S
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("path", "").rstrip("/") != self.path:
@@ -100,7 +101,7 @@ class SessionKeeper:
                 f"too many sessions: all {len(self.sessions)} open sessions are busy; retry "
                 "later, close one (DELETE with its mcp-session-id), or restart the server "
                 "with a higher --max-sessions"), wants_json(headers_of(scope)))
-            self.notify(f"refused a new session: all {len(self.sessions)} are busy")
+            self._report_refusal()
             return
         opened: list[str] = []
 
@@ -168,6 +169,16 @@ class SessionKeeper:
             return None
 
         await self.app(request, receive, discard)
+
+    def _report_refusal(self) -> None:
+        """One line a minute at most: a client retrying in a loop must not flood the log."""
+        self.refused_since_log += 1
+        now = self.clock()
+        if now - self.last_refusal_log >= LOG_EVERY_S:
+            self.notify(f"refused a new session: all {len(self.sessions)} are busy "
+                        f"(--max-sessions); {self.refused_since_log} refused since the last "
+                        "such line")
+            self.refused_since_log, self.last_refusal_log = 0, now
 
     def _report(self, idle_for: float) -> None:
         self.closed_since_log += 1

@@ -21,8 +21,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from functools import wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
+import anyio
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError, ValidationError
 from fastmcp.tools import FunctionTool
@@ -36,6 +38,7 @@ from memory.config import Config, load_config
 from memory.errors import NotesError
 from memory.fronts import render
 from memory.fronts.mcp.http_guard import HttpSettings
+from memory.fronts.mcp.stdio_guard import run_stdio
 from memory.fronts.mcp.tool_args import argument_problem
 from memory.services.hook_socket import HookSocket
 from memory.services.stores import describe_store
@@ -88,11 +91,21 @@ def create_server(config: Config, read_only: bool = False,
                   notes: Notes | None = None) -> FastMCP:
     """Build the server for one store; ``read_only`` serves only the three ladder tools."""
     notes = notes or server_notes(config)
-    mcp = FastMCP(SERVER_NAME, instructions=INSTRUCTIONS)
+    mcp = FastMCP(SERVER_NAME, instructions=INSTRUCTIONS, version=package_version())
     _add_read_tools(mcp, notes)
     if not read_only:
         _add_write_tools(mcp, notes)
     return mcp
+
+
+def package_version() -> str:
+    """This package's version (the server's ``serverInfo.version``), not fastmcp's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("notes-memory")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"
 
 
 class LeanTool(FunctionTool):
@@ -227,7 +240,7 @@ def start_watcher(notes: Notes) -> Any:
         log.error("keeping the index fresh failed", exc_info=exc)
 
     watcher = Watcher(notes.config.notes_dir, refresh, refresh,
-                      on_idle=notes.tidy_index, on_error=failed, ignore=notes.config.state_dir)
+                      on_idle=notes.when_idle, on_error=failed, ignore=notes.config.state_dir)
     watcher.start()
     return watcher
 
@@ -249,30 +262,54 @@ def compact_json(value: Any) -> str:
 TYPICAL_QUERY = "cómo hago rollback de un despliegue en producción"
 
 
-def measure_costs(config: Config) -> dict[str, Any]:
+def measure_costs(config: Config, questions: Path | None = None) -> dict[str, Any]:
     """cl100k tokens of each tool in ``tools/list`` (compact JSON, as a client receives it),
-    the totals, and a typical answer of each rung on this store."""
+    the totals, and a typical answer of each rung on this store; with ``questions`` (a
+    bench's questions.jsonl about this store), the framing of ``recall`` and
+    ``read_section`` over them (:mod:`memory.services.framing`)."""
     import asyncio
 
     notes = Notes(dataclasses.replace(config, usage_log=False),
                   notify=lambda message: log.warning("%s", message))
-    tools = asyncio.run(catalog(create_server(config, notes=notes)))
-    count = notes.counter.count
-    per_tool = {t["name"]: count(compact_json(t)) for t in tools}
-    per_tool["instructions"] = count(INSTRUCTIONS)  # sent once per session, like the catalog
-    suggested = notes.suggest(TYPICAL_QUERY)
-    top = suggested.hits[0].note
-    mapped = notes.section_map(top, TYPICAL_QUERY)
-    section = mapped.best[0] if mapped.best else "state"
-    answers = {
-        "suggest": count(render.suggestions(suggested)),
-        "section_map": count(render.section_map(mapped)),
-        "read_section": count(render.section_text(notes.read_section(top, section))),
-    }
-    notes.close()
+    try:
+        tools = asyncio.run(catalog(create_server(config, notes=notes)))
+        count = notes.counter.count
+        per_tool = {t["name"]: count(compact_json(t)) for t in tools}
+        per_tool["instructions"] = count(INSTRUCTIONS)  # sent once per session, like the catalog
+        answers, read = _typical_answers(notes, count)
+        framing: dict[str, Any] = {}
+        if questions is not None:
+            from memory.services.framing import measure_framing
+
+            framing = {name: dataclasses.asdict(f) | {"share": round(f.share, 4)}
+                       for name, f in measure_framing(notes.ladder, questions).items()}
+    finally:
+        notes.close()
     return {"tools": per_tool, "catalog_total": sum(per_tool.values()),
             "read_tools_total": sum(per_tool[n] for n in READ_TOOLS if n in per_tool),
-            "answers": answers, "query": TYPICAL_QUERY, "read": f"{top}#{section}"}
+            "answers": answers, "query": TYPICAL_QUERY, "read": read,
+            "framing": framing, "questions": str(questions) if questions else None}
+
+
+def _typical_answers(notes: Notes, count: Callable[[str], int]
+                     ) -> tuple[dict[str, int], str | None]:
+    """The cost of each rung's answer to :data:`TYPICAL_QUERY`, and the section read (on a
+    store where no note matches it, the store's first note's best section or state)."""
+    suggested = notes.suggest(TYPICAL_QUERY)
+    answers = {"suggest": count(render.suggestions(suggested))}
+    # the question's best note; on a store where it matches nothing, the store's first note
+    top = suggested.hits[0].note if suggested.hits else next(iter(notes.store.note_ids()), None)
+    if top is None:
+        return answers, "nothing (the store has no notes)"
+    mapped = notes.section_map(top, TYPICAL_QUERY)
+    ids = [row.id for row in mapped.rows]
+    section = mapped.best[0] if mapped.best else "state" if "state" in ids else ids[0]
+    answers["section_map"] = count(render.section_map(mapped))
+    try:
+        answers["read_section"] = count(render.section_text(notes.read_section(top, section)))
+    except NotesError:  # a note with no state and no best section: nothing typical to read
+        return answers, None
+    return answers, f"{top}#{section}"
 
 
 def over_budget(costs: dict[str, Any], budget: dict[str, Any]) -> list[str]:
@@ -286,6 +323,10 @@ def over_budget(costs: dict[str, Any], budget: dict[str, Any]) -> list[str]:
     for name, cost, limit in pairs:
         if cost > limit:
             problems.append(f"{name}: {cost} > {limit}")
+    for name, measured in costs.get("framing", {}).items():
+        limit = budget.get("framing", {}).get(name, 0.0)
+        if measured["share"] > limit:
+            problems.append(f"framing {name}: {measured['share']:.1%} > {limit:.0%}")
     return problems
 
 
@@ -373,7 +414,7 @@ def serve(config: Config, read_only: bool = False, http: HttpSettings | None = N
         if http is not None:
             serve_http(mcp, http)
         else:
-            mcp.run(show_banner=False)
+            anyio.run(run_stdio, mcp)  # the SDK's stdio, every line answered
     finally:
         if listener is not None:
             listener.stop()

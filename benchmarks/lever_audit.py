@@ -41,17 +41,23 @@ MAX_COST = 0.005  # a lever may cost a source at most half a point
 MIN_MEAN_LIFT = 0.01  # and must lift the mean over sources by a point
 
 
+ADDED = ("spread", "feedback", "block-route")  # off today: each tried on top of the default
+
+
 def leave_one_out(base: str = "default") -> list[str]:
-    """The base config, then the base without each of its levers, then none."""
+    """The base config, then the base without each of its levers, then none, then the
+    base with each lever that is off today but needs no extra (``ADDED``)."""
     levers = parse_levers(base).on()
-    return [base] + [f"-{name}" for name in levers] + ["none"]
+    return [base] + [f"-{name}" for name in levers] + ["none"] + [f"+{n}" for n in ADDED]
 
 
 def run_all(benches: list[tuple[str, Path]], configs: list[str], half: str | None,
-            policies: list[str], limit: int | None, saved: Path | None) -> dict[str, Any]:
+            policies: list[str], limit: int | None, saved: Path | None,
+            backend: str = "whoosh") -> dict[str, Any]:
     out: dict[str, Any] = json.loads(saved.read_text()) if saved and saved.exists() else {}
     out.setdefault("runs", {})
     out["half"] = half or "all"
+    out["backend"] = backend
     for source, bench in benches:
         key = f"{source}={bench}"
         done = out["runs"].setdefault(key, {})
@@ -60,7 +66,7 @@ def run_all(benches: list[tuple[str, Path]], configs: list[str], half: str | Non
                 if config in done:
                     continue
                 run = run_bench(bench, policies, limit, state_dir=Path(scratch) / "state",
-                                levers=parse_levers(config), half=half)
+                                levers=parse_levers(config), half=half, backend=backend)
                 data = summary(run)
                 done[config] = {"best": data["best"], "best_margin": data["best_margin"],
                                 "routing": data["routing"], "questions": data["questions"],
@@ -142,6 +148,9 @@ def main() -> None:
     parser.add_argument("--policies", default=",".join(POLICIES))
     parser.add_argument("--half", choices=("tuning", "test", "all"), default="tuning")
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--backend", default="whoosh", choices=("whoosh", "tantivy"),
+                        help="the index backend (tantivy answers alike and searches long "
+                        "messages an order of magnitude faster: docs/benchmarks.md)")
     parser.add_argument("--json", type=Path, help="results, saved after every run (resumed)")
     parser.add_argument("--table", type=Path, help="print the table of a --json file")
     args = parser.parse_args()
@@ -154,7 +163,7 @@ def main() -> None:
     configs = ([c.strip() for c in args.configs.split(";") if c.strip()] if args.configs
                else leave_one_out())
     out = run_all(benches, configs, check_half(args.half), args.policies.split(","),
-                  args.limit, args.json)
+                  args.limit, args.json, args.backend)
     print(table(out))
 
 

@@ -97,14 +97,19 @@ def verdicts(out: dict[str, Any], base: str = "default") -> list[dict[str, Any]]
     whether it is earned under the rule."""
     with_all = by_source(out, base)
     rows = []
-    for name in parse_levers(base).on():
-        without = by_source(out, f"-{name}")
-        lifts = {s: (with_all[s] - without[s]) if with_all[s] is not None and
-                 without.get(s) is not None else None for s in with_all}
+    tried = [(n, f"-{n}", False) for n in parse_levers(base).on()]
+    tried += [(n, f"+{n}", True) for n in ADDED
+              if any(f"+{n}" in runs for runs in out["runs"].values())]
+    for name, config, added in tried:
+        other = by_source(out, config)
+        lifts = {s: ((other[s] - with_all[s]) if added else (with_all[s] - other[s]))
+                 if with_all[s] is not None and other.get(s) is not None else None
+                 for s in with_all}
         known = [v for v in lifts.values() if v is not None]
         mean = statistics.fmean(known) if known and len(known) == len(lifts) else None
         earned = mean is not None and mean >= MIN_MEAN_LIFT and min(known) >= -MAX_COST
-        rows.append({"lever": name, "lifts": lifts, "mean": mean, "earned": earned})
+        rows.append({"lever": name + (" (off today)" if added else ""), "lifts": lifts,
+                     "mean": mean, "earned": earned})
     return rows
 
 
@@ -112,7 +117,7 @@ def table(out: dict[str, Any]) -> str:
     """The audit as Markdown: each lever's lift per source and the verdict; then each
     config's best margin per source, and recall's hierarchy against recall-flat."""
     sources = sorted({k.split("=", 1)[0] for k in out["runs"]})
-    rows = ["| lever (on in today's default) | " + " | ".join(sources) + " | mean | earned |",
+    rows = ["| lever: its lift on each source | " + " | ".join(sources) + " | mean | earned |",
             "|---|" + "---:|" * (len(sources) + 2)]
     for v in verdicts(out):
         cells = [_points(v["lifts"].get(s)) for s in sources]

@@ -41,7 +41,7 @@ MAX_COST = 0.005  # a lever may cost a source at most half a point
 MIN_MEAN_LIFT = 0.01  # and must lift the mean over sources by a point
 
 
-ADDED = ("spread", "feedback", "block-route")  # off today: each tried on top of the default
+ADDED = ("spread", "feedback", "block-route", "across")  # off today: tried on top of the default
 
 
 def leave_one_out(base: str = "default") -> list[str]:

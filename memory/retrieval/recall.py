@@ -24,7 +24,13 @@ from memory.index import ParsedQuery, SearchHit, StoredPart, parse_query
 from memory.index.words import query_words
 from memory.model.note import Block
 from memory.model.text import split_lines
-from memory.model.timeexpr import asks_when, dated_inside, find_ranges, mentions_time
+from memory.model.timeexpr import (
+    asks_across,
+    asks_when,
+    dated_inside,
+    find_ranges,
+    mentions_time,
+)
 from memory.retrieval.filling import (
     Counter,
     Group,
@@ -117,12 +123,13 @@ def gather(ladder: Ladder, query: str, context: str | None = None,
     """Route, then rank the matching blocks; ``hierarchy=False`` ranks blocks by their own
     score alone (the bench's ``recall-flat`` policy, to measure what the hierarchy adds)."""
     parsed = parse_query(query, context)
+    routes = ROUTE_NOTES * (2 if ladder.levers.across and asks_across(query) else 1)
     # the notes' own BM25F weighs them (block-route left out): each block is scored itself
-    routed = ladder.suggest(query, ROUTE_NOTES, context, prior=prior, today=today,
+    routed = ladder.suggest(query, routes, context, prior=prior, today=today,
                             by_blocks=False)
     if context and _settles(ladder, parsed, routed):  # the message settles its own topic:
         parsed = parse_query(query)  # it is routed and its blocks ranked as if asked directly
-        routed = ladder.suggest(query, ROUTE_NOTES, prior=prior, today=today,
+        routed = ladder.suggest(query, routes, prior=prior, today=today,
                                 by_blocks=False)
     note_scores = _normalised({h.note: h.score for h in routed.hits}) if hierarchy else {}
     levers = ladder.levers
@@ -210,7 +217,7 @@ def _picks(ladder: Ladder, gathered: Gathered, state: Unit | None, budget: int,
     smaller = budget // 2
     base = _picks(ladder, gathered, state, smaller, count)[0] if smaller >= MIN_BUDGET else []
     units = list(gathered.units)
-    if ladder.levers.spread:
+    if ladder.levers.spread or (ladder.levers.across and asks_across(gathered.query)):
         units = spread(units, budget // 2)
     fits = state is not None and state.tokens <= STATE_SHARE * budget
     return add_to(base, state if fits else None, units, budget, count), units

@@ -66,7 +66,8 @@ def run_all(benches: list[tuple[str, Path]], configs: list[str], half: str | Non
                 if config in done:
                     continue
                 run = run_bench(bench, policies, limit, state_dir=Path(scratch) / "state",
-                                levers=parse_levers(config), half=half, backend=backend)
+                                levers=parse_levers(config), half=half, backend=backend,
+                                vectors=vectors)
                 data = summary(run)
                 done[config] = {"best": data["best"], "best_margin": data["best_margin"],
                                 "routing": data["routing"], "questions": data["questions"],
@@ -156,6 +157,8 @@ def main() -> None:
     parser.add_argument("--backend", default="whoosh", choices=("whoosh", "tantivy"),
                         help="the index backend (tantivy answers alike and searches long "
                         "messages an order of magnitude faster: docs/benchmarks.md)")
+    parser.add_argument("--vectors", type=Path, help="the semantic lever's and the dense "
+                        "curve's line vectors, kept between runs (needs the semantic extra)")
     parser.add_argument("--json", type=Path, help="results, saved after every run (resumed)")
     parser.add_argument("--table", type=Path, help="print the table of a --json file")
     args = parser.parse_args()
@@ -168,7 +171,7 @@ def main() -> None:
     configs = ([c.strip() for c in args.configs.split(";") if c.strip()] if args.configs
                else leave_one_out())
     out = run_all(benches, configs, check_half(args.half), args.policies.split(","),
-                  args.limit, args.json, args.backend)
+                  args.limit, args.json, args.backend, args.vectors)
     print(table(out))
 
 

@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 import reliability
+from scratch import Scratch
 from memory import Notes, load_config
 from memory.fronts.cli import cli
 from reliability import FIGURES, Figures, write_report
@@ -256,6 +257,19 @@ def _expected_seconds(item: pytest.Item) -> float:
     return float(marker.args[0]) if marker is not None and marker.args else 0.0
 
 
+SCRATCH = pytest.StashKey[Scratch]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The controller (or a run without workers) makes the session's one scratch folder,
+    unless ``--basetemp`` names one (tests/scratch.py)."""
+    if getattr(config, "workerinput", None) is None and not config.option.basetemp:
+        scratch = Scratch()
+        scratch.enter(config)
+        config.stash[SCRATCH] = scratch
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
@@ -265,6 +279,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     target = os.environ.get("NOTES_RELIABILITY_REPORT")
     if target and FIGURES:
         write_report(Path(target), exitstatus)
+    session.config.stash.setdefault(EXIT_STATUS, int(exitstatus))
+
+
+EXIT_STATUS = pytest.StashKey[int]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The scratch folder goes when the session passed (kept, and named, when it failed)."""
+    scratch = config.stash.get(SCRATCH, None)
+    if scratch is not None:
+        said = scratch.leave(passed=config.stash.get(EXIT_STATUS, 1) in (0, 5))
+        if said:
+            print(said, file=sys.stderr)
 
 
 @pytest.hookimpl(optionalhook=True)

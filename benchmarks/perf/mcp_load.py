@@ -4,12 +4,18 @@ The server (``python -m mcp_server``) is started the way Claude Code starts it; 
 are timed from the client (request written to the pipe → answer parsed). Memory is read
 from ``/proc/<pid>/status`` of the server process: ``VmHWM`` (peak RSS) and ``VmRSS``
 (sampled during the load, and again once it has been idle for a while).
+
+Start → first answer is a ratio (issue #36, item 8): importing fastmcp and the MCP SDK alone
+takes most of a second on a small machine, so the server's start is measured against a bare
+fastmcp server with one tool (:data:`BARE_SERVER`), started and asked the same way, in pairs
+(bare, ours) :data:`STARTS` times in the same run; the medians and their ratio are reported.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import statistics
 import sys
 import threading
 import time
@@ -20,6 +26,23 @@ from benchmarks.perf.generator import PerfQuery
 from benchmarks.perf.measure import percentiles
 
 IDLE_SECONDS = 2.0
+STARTS = 5  # paired starts (bare, ours) for the first-answer ratio
+
+BARE_SERVER = """\
+from fastmcp import FastMCP
+
+mcp = FastMCP("bare")
+
+
+@mcp.tool
+def suggest(query: str) -> str:
+    \"\"\"One tool, answering at once.\"\"\"
+    return "nothing"
+
+
+if __name__ == "__main__":
+    mcp.run(show_banner=False)
+"""
 
 
 def _status_mb(pid: int, key: str) -> float | None:
@@ -109,6 +132,42 @@ async def _round_trips(session: Any, query: PerfQuery, times: dict[str, list[flo
             raise RuntimeError(f"MCP {name} failed: {answer.content}")
 
 
+async def _first_answer(params: Any, query: str, log: Path) -> float:
+    """Seconds from starting the server to the answer of its first ``suggest``."""
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    with open(log, "a") as errlog:
+        started = time.perf_counter()
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                answer = await session.call_tool("suggest", {"query": query})
+                took = time.perf_counter() - started
+    if answer.is_error:
+        raise RuntimeError(f"MCP suggest failed at start: {answer.content}")
+    return took
+
+
+async def _starts(env: dict[str, str], query: str, log: Path) -> dict[str, float]:
+    """Median start → first answer of this server and of a bare fastmcp one, paired."""
+    from mcp import StdioServerParameters
+
+    bare_file = log.with_name("bare_mcp_server.py")
+    bare_file.write_text(BARE_SERVER)
+    ours = StdioServerParameters(command=sys.executable, args=["-m", "mcp_server"], env=env)
+    bare = StdioServerParameters(command=sys.executable, args=[str(bare_file)], env=env)
+    ours_s, bare_s = [], []
+    for _ in range(STARTS):
+        bare_s.append(await _first_answer(bare, query, log))
+        ours_s.append(await _first_answer(ours, query, log))
+    median_ours, median_bare = statistics.median(ours_s), statistics.median(bare_s)
+    return {"first_answer_s": median_ours, "bare_first_answer_s": median_bare,
+            "first_answer_ratio": median_ours / median_bare}
+
+
 def mcp_load(env: dict[str, str], queries: list[PerfQuery], log: Path) -> dict[str, Any]:
-    """Round trips for every query (suggest, section_map, read_section) and server memory."""
-    return asyncio.run(_session(env, queries, log))
+    """Round trips for every query (suggest, section_map, read_section), server memory, and
+    the start → first answer against a bare fastmcp server's."""
+    figures = asyncio.run(_session(env, queries, log))
+    return {**figures, **asyncio.run(_starts(env, queries[0].question, log))}

@@ -130,7 +130,8 @@ def _run_backend(folder: Path, backend: str, queries: list[Any], options: PerfOp
         f"{hook['cold']['median_ms']:.0f} ms ({hook['cold']['ratio']:.1f}× python -c pass), "
         f"through the server {hook['served']['median_ms']:.0f} ms "
         f"({hook['served']['ratio']:.1f}×), same answers {hook['same_answers']} of "
-        f"{hook['answers']}; MCP first answer {figures['mcp']['first_answer_s']:.2f} s, "
+        f"{hook['answers']}; MCP first answer {figures['mcp']['first_answer_s']:.2f} s "
+        f"({figures['mcp']['first_answer_ratio']:.2f}× a bare fastmcp server's), "
         f"suggest p95 {figures['mcp']['suggest']['p95_ms']:.1f} ms, server peak "
         f"{figures['mcp']['peak_rss_mb']:.0f} MB")
     return figures

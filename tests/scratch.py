@@ -1,0 +1,55 @@
+"""One bounded scratch folder per test session, removed when the session passes (issue #36,
+item 7: a suite that left 3.3 GB in ``/tmp/pytest-of-root/``).
+
+The controller makes ``/tmp/notes-tests-XXXX/`` before any worker starts and points both
+pytest's ``--basetemp`` and ``TMPDIR`` at it, so that ``tmp_path``, the xdist workers' folders
+and every temporary file of a process the tests start (a bench run's scratch index, a
+``tempfile`` of the CLI) land inside it. When the session ends it is removed whole; a failed
+session keeps it and says where, for the post-mortem. The prompt hook's short socket folder
+(``/tmp/notes-memory-<uid>/``, :mod:`memory.services.hook_client`) is removed too when the
+session made it and left it empty.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from memory.services.hook_client import SHORT_ROOT, uid
+
+SOCKETS = SHORT_ROOT / f"notes-memory-{uid()}"
+
+
+class Scratch:
+    """The session's scratch folder and what ``/tmp`` held before the session."""
+
+    def __init__(self) -> None:
+        self.sockets_existed = SOCKETS.exists()
+        self.base = Path(tempfile.mkdtemp(prefix="notes-tests-"))
+        self.previous_tmpdir = os.environ.get("TMPDIR")
+
+    def enter(self, config: pytest.Config) -> None:
+        os.environ["TMPDIR"] = str(self.base)  # inherited by the workers and every subprocess
+        tempfile.tempdir = None  # this process reads TMPDIR again
+        config.option.basetemp = str(self.base / "pytest")
+
+    def leave(self, passed: bool) -> str | None:
+        """Remove the folder (kept when the session failed); what to tell the user, if any."""
+        if self.previous_tmpdir is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = self.previous_tmpdir
+        tempfile.tempdir = None
+        if not self.sockets_existed:
+            try:
+                SOCKETS.rmdir()  # only when empty: a live server's socket stays
+            except OSError:
+                pass
+        if not passed:
+            return f"the tests' scratch folder is kept for a look: {self.base}"
+        shutil.rmtree(self.base, ignore_errors=True)
+        return None

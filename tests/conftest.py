@@ -266,7 +266,7 @@ def pytest_configure(config: pytest.Config) -> None:
     unless ``--basetemp`` names one (tests/scratch.py)."""
     if getattr(config, "workerinput", None) is None and not config.option.basetemp:
         scratch = Scratch()
-        scratch.enter(config)
+        scratch.enter()
         config.stash[SCRATCH] = scratch
 
 

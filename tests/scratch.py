@@ -1,10 +1,12 @@
 """One bounded scratch folder per test session, removed when the session passes (issue #36,
 item 7: a suite that left 3.3 GB in ``/tmp/pytest-of-root/``).
 
-The controller makes ``/tmp/notes-tests-XXXX/`` before any worker starts and points both
-pytest's ``--basetemp`` and ``TMPDIR`` at it, so that ``tmp_path``, the xdist workers' folders
-and every temporary file of a process the tests start (a bench run's scratch index, a
-``tempfile`` of the CLI) land inside it. When the session ends it is removed whole; a failed
+The controller makes ``/tmp/notes-tests-XXXX/`` before any worker starts and points
+``TMPDIR`` at it, so that pytest's own folders (``tmp_path``, the xdist workers' folders: pytest
+puts them under ``$TMPDIR/pytest-of-<user>/``), and every temporary file of a process the tests
+start (a bench run's scratch index, a ``tempfile`` of the CLI) land inside it. (Not
+``--basetemp``: pytest empties a given base folder whenever it first asks for it, and xdist's
+workers share the run's folder for the indexed example.) When the session ends it is removed whole; a failed
 session keeps it and says where, for the post-mortem. The prompt hook's short socket folder
 (``/tmp/notes-memory-<uid>/``, :mod:`memory.services.hook_client`) is removed too when the
 session made it and left it empty.
@@ -16,8 +18,6 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-
-import pytest
 
 from memory.services.hook_client import SHORT_ROOT, uid
 
@@ -32,10 +32,9 @@ class Scratch:
         self.base = Path(tempfile.mkdtemp(prefix="notes-tests-"))
         self.previous_tmpdir = os.environ.get("TMPDIR")
 
-    def enter(self, config: pytest.Config) -> None:
+    def enter(self) -> None:
         os.environ["TMPDIR"] = str(self.base)  # inherited by the workers and every subprocess
         tempfile.tempdir = None  # this process reads TMPDIR again
-        config.option.basetemp = str(self.base / "pytest")
 
     def leave(self, passed: bool) -> str | None:
         """Remove the folder (kept when the session failed); what to tell the user, if any."""

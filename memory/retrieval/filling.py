@@ -117,8 +117,9 @@ def add_to(base: Sequence[Unit], state: Unit | None, ranked: Sequence[Unit], bud
     notes = {u.note for u in picked}
     sections = {(u.note, u.section) for u in picked}
     for rank, unit in enumerate(ranked):
-        if unit.key in keys or (unit.note, unit.section) in whole:
-            continue
+        if unit.key in keys or (unit.note, unit.section) in whole or \
+                used + unit.tokens > limit:
+            continue  # (a block that does not fit alone is not worth counting its label)
         label = _label_cost(unit, notes, sections, count)
         if rank >= TOP_BLOCKS and (unit.note, unit.section) not in sections and \
                 unit.tokens < LABEL_SHARE * label:

@@ -224,7 +224,18 @@ def _picks(ladder: Ladder, gathered: Gathered, state: Unit | None, budget: int,
 
 
 def _counter(ladder: Ladder) -> Counter:
-    return lambda text: ladder.count(text, remember=False)
+    """Token counts for one answer, each text counted once: the labels a fill weighs for
+    every ranked block recur at each smaller budget it is built on, and are not kept in the
+    store's token cache (``remember=False``), so each used to be encoded again."""
+    counted: dict[str, int] = {}
+
+    def count(text: str) -> int:
+        known = counted.get(text)
+        if known is None:
+            known = counted[text] = ladder.count(text, remember=False)
+        return known
+
+    return count
 
 
 def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, float],

@@ -53,7 +53,7 @@ def leave_one_out(base: str = "default") -> list[str]:
 
 def run_all(benches: list[tuple[str, Path]], configs: list[str], half: str | None,
             policies: list[str], limit: int | None, saved: Path | None,
-            backend: str = "whoosh") -> dict[str, Any]:
+            backend: str = "whoosh", vectors: Path | None = None) -> dict[str, Any]:
     out: dict[str, Any] = json.loads(saved.read_text()) if saved and saved.exists() else {}
     out.setdefault("runs", {})
     out["half"] = half or "all"

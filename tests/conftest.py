@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from scratch import Scratch
 
 import reliability
-from scratch import Scratch
 from memory import Notes, load_config
 from memory.fronts.cli import cli
 from reliability import FIGURES, Figures, write_report

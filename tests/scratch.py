@@ -6,10 +6,10 @@ The controller makes ``/tmp/notes-tests-XXXX/`` before any worker starts and poi
 puts them under ``$TMPDIR/pytest-of-<user>/``), and every temporary file of a process the tests
 start (a bench run's scratch index, a ``tempfile`` of the CLI) land inside it. (Not
 ``--basetemp``: pytest empties a given base folder whenever it first asks for it, and xdist's
-workers share the run's folder for the indexed example.) When the session ends it is removed whole; a failed
-session keeps it and says where, for the post-mortem. The prompt hook's short socket folder
-(``/tmp/notes-memory-<uid>/``, :mod:`memory.services.hook_client`) is removed too when the
-session made it and left it empty.
+workers share the run's folder for the indexed example.) When the session ends it is removed
+whole; a failed session keeps it and says where, for the post-mortem. The prompt hook's short
+socket folder (``/tmp/notes-memory-<uid>/``, :mod:`memory.services.hook_client`) is removed too
+when the session made it and left it empty.
 """
 
 from __future__ import annotations

@@ -110,6 +110,10 @@ def test_bench_perf_end_to_end(tmp_path: Path) -> None:
         assert figures["warm"]["suggest"]["n"] == 10
         assert figures["update"]["found"] == figures["update"]["runs"] == 2
         assert figures["mcp"]["peak_rss_mb"] > 0
+        mcp = figures["mcp"]  # the start against a bare fastmcp server's, in the same run
+        assert mcp["first_answer_ratio"] == pytest.approx(
+            mcp["first_answer_s"] / mcp["bare_first_answer_s"])
+        assert mcp["bare_first_answer_s"] > 0.05
         hook = figures["hook"]
         assert hook["cold"]["runs"] == hook["served"]["runs"] == 6
         assert hook["same_answers"] == hook["answers"] == 6  # the server answers alike

@@ -26,7 +26,7 @@ from benchmarks.perf.generator import PerfQuery
 from benchmarks.perf.measure import percentiles
 
 IDLE_SECONDS = 2.0
-STARTS = 5  # paired starts (bare, ours) for the first-answer ratio
+STARTS = 5  # paired starts (bare, ours) for the first-answer ratio, by default
 
 BARE_SERVER = """\
 from fastmcp import FastMCP
@@ -149,7 +149,8 @@ async def _first_answer(params: Any, query: str, log: Path) -> float:
     return took
 
 
-async def _starts(env: dict[str, str], query: str, log: Path) -> dict[str, float]:
+async def _starts(env: dict[str, str], query: str, log: Path, starts: int = STARTS
+                  ) -> dict[str, float]:
     """Median start → first answer of this server and of a bare fastmcp one, paired."""
     from mcp import StdioServerParameters
 
@@ -158,7 +159,7 @@ async def _starts(env: dict[str, str], query: str, log: Path) -> dict[str, float
     ours = StdioServerParameters(command=sys.executable, args=["-m", "mcp_server"], env=env)
     bare = StdioServerParameters(command=sys.executable, args=[str(bare_file)], env=env)
     ours_s, bare_s = [], []
-    for _ in range(STARTS):
+    for _ in range(starts):
         bare_s.append(await _first_answer(bare, query, log))
         ours_s.append(await _first_answer(ours, query, log))
     median_ours, median_bare = statistics.median(ours_s), statistics.median(bare_s)
@@ -166,8 +167,9 @@ async def _starts(env: dict[str, str], query: str, log: Path) -> dict[str, float
             "first_answer_ratio": median_ours / median_bare}
 
 
-def mcp_load(env: dict[str, str], queries: list[PerfQuery], log: Path) -> dict[str, Any]:
+def mcp_load(env: dict[str, str], queries: list[PerfQuery], log: Path, starts: int = STARTS
+             ) -> dict[str, Any]:
     """Round trips for every query (suggest, section_map, read_section), server memory, and
     the start → first answer against a bare fastmcp server's."""
     figures = asyncio.run(_session(env, queries, log))
-    return {**figures, **asyncio.run(_starts(env, queries[0].question, log))}
+    return {**figures, **asyncio.run(_starts(env, queries[0].question, log, starts))}

@@ -23,7 +23,7 @@ from typing import Any
 from benchmarks.perf import baselines, measure
 from benchmarks.perf.generator import generate_store, load_queries
 from benchmarks.perf.hook_timing import hook_figures
-from benchmarks.perf.mcp_load import mcp_load
+from benchmarks.perf.mcp_load import STARTS, mcp_load
 from memory.api import Notes
 from memory.config import BACKENDS, load_config
 
@@ -125,7 +125,8 @@ def _run_backend(folder: Path, backend: str, queries: list[Any], options: PerfOp
     figures["cold"] = measure.cold_processes(env, queries, options.cold_runs)
     hook = figures["hook"] = hook_figures(env, queries[:options.hook_runs],
                                           folder / f"serve-{backend}.log")
-    figures["mcp"] = mcp_load(env, queries[:options.mcp_queries], folder / f"mcp-{backend}.log")
+    figures["mcp"] = mcp_load(env, queries[:options.mcp_queries], folder / f"mcp-{backend}.log",
+                              starts=min(options.cold_runs, STARTS))
     say(f"  {backend}: cold CLI {figures['cold']['cli_ms']:.0f} ms; hook cold "
         f"{hook['cold']['median_ms']:.0f} ms ({hook['cold']['ratio']:.1f}× python -c pass), "
         f"through the server {hook['served']['median_ms']:.0f} ms "

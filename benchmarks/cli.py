@@ -73,7 +73,12 @@ def bench_visible(benches: str | None, policies: str | None, limit: int | None,
     """Rebuild every visible bench (LoCoMo, per session, both follow-up variants, the example
     store's follow-ups, RealMem), run the policies on each, write their reports and print one
     summary: best ladder-family margin over the fragments curve, routing, follow-up keep
-    ratios."""
+    ratios.
+
+    \b
+    Example:
+      python -m benchmarks visible --benches example-followups --limit 20
+    """
     from benchmarks.visible.run import (
         SUMMARY_FILES,
         VisibleOptions,
@@ -133,7 +138,12 @@ def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work:
     """Speed and scale: generate stores, then measure index build, one-note freshness
     (library and `notes watch`), warm suggest/section_map/read_section, cold CLI processes,
     the prompt hook (cold and through the MCP server, beside a bare python), MCP round trips
-    and server memory, beside ripgrep and SQLite FTS5."""
+    and server memory, beside ripgrep and SQLite FTS5.
+
+    \b
+    Example:
+      python -m benchmarks perf --scales 0.25,1,4 --backend whoosh,tantivy
+    """
     from benchmarks.perf.generator import generate_store
     from benchmarks.perf.report import FILES, targets_table, write_report
     from benchmarks.perf.run import PerfOptions, parse_backends, parse_scales, run_perf

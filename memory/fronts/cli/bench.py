@@ -24,7 +24,15 @@ from memory.retrieval.levers import NAMES as LEVER_NAMES
 
 @cli.group()
 def bench() -> None:
-    """Evidence reached per token: build a bench, run the retrieval policies on it, report."""
+    """Evidence reached per token on a store: build a bench (from your own transcripts, or
+    LoCoMo, RealMem), run the retrieval policies on it, report. (The project's own measures,
+    perf and visible, run from a checkout: python -m benchmarks.)
+
+    \b
+    Examples:
+      notes bench from-transcripts ~/.claude/projects/-home-me-app --notes ~/notes --out my-bench
+      notes bench run my-bench
+    """
 
 
 _bench_out = click.option("--out", required=True, type=click.Path(file_okay=False,
@@ -45,7 +53,12 @@ _bench_force = click.option("--force", is_flag=True, help="Replace a bench alrea
 def bench_from_locomo(source: Path, out: Path, force: bool, follow_ups: bool,
                       note_per_session: bool) -> None:
     """LoCoMo's locomo10.json as a bench: a note per conversation (or per session), an entry
-    per session, a line per turn; evidence turns become answer lines. Prints the counts."""
+    per session, a line per turn; evidence turns become answer lines. Prints the counts.
+
+    \b
+    Example:
+      notes bench from-locomo locomo10.json --out locomo-bench
+    """
     from memory.bench.locomo import locomo_to_bench
 
     output_folder(out, "--out")
@@ -64,7 +77,12 @@ def bench_from_realmem(source: Path, out: Path, force: bool, persona: str | None
     """RealMem's persona files (DIR: the folder of *_dialogues_256k.json, or its parent) as a
     bench: a note per session, a line per turn; each query turn is a question whose answer
     lines are the turns its reply's memory came from, asked without its own and later
-    sessions. Prints the counts."""
+    sessions. Prints the counts.
+
+    \b
+    Example:
+      notes bench from-realmem RealMem/ --persona Adeleke_Okonjo --out realmem-bench
+    """
     from memory.bench.realmem import realmem_to_bench
 
     output_folder(out, "--out")
@@ -84,7 +102,12 @@ def bench_from_realmem(source: Path, out: Path, force: bool, persona: str | None
 def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
                            force: bool, path_map: tuple[str, ...]) -> None:
     """Claude Code transcripts (.jsonl files or folders) as a bench: per turn, the memory lines
-    the agent read and recalled in its reply; the notes are copied into the bench."""
+    the agent read and recalled in its reply; the notes are copied into the bench.
+
+    \b
+    Example:
+      notes bench from-transcripts ~/.claude/projects/-home-me-app --notes ~/notes --out my-bench
+    """
     from memory.bench.mining import transcripts_to_bench
     from memory.bench.transcripts import parse_path_map
 
@@ -130,7 +153,12 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, half: st
               out: Path | None, backends: str, levers: str | None, vectors: Path | None,
               as_json: bool) -> None:
     """Run the policies on a bench (index in a temporary folder, usage log off) and write the
-    report: Markdown, JSON, per-question results and a plot of hit rate against tokens."""
+    report: Markdown, JSON, per-question results and a plot of hit rate against tokens.
+
+    \b
+    Example:
+      notes bench run my-bench --policies ladder@1,recall@1000,fragments@5
+    """
     import shlex
 
     from memory.bench.report import FILES, PLOT_HINT, policy_table, routing_text, write_report

@@ -6,7 +6,7 @@ round in docs/benchmarks.md).
 Usage: .venv/bin/python -m benchmarks.lever_cost NOTES_DIR QUERIES.jsonl [--levers +block-route]
        [--backend whoosh|tantivy] [--rounds 2]
 
-QUERIES.jsonl holds one ``{"question": …}`` a line (``notes bench perf --generate-only``
+QUERIES.jsonl holds one ``{"question": …}`` a line (``python -m benchmarks perf --generate-only``
 writes such a store and file; a bench's questions.jsonl does too). The index is built in a
 scratch folder first, with the levers given on (as a store that has them builds it: the
 coverage lever makes its line terms then), and 20 questions warm it before each timed pass.

@@ -23,7 +23,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from memory.api import Notes
 from memory.bench.policies import QuestionPass, Reading, question_day
 from memory.bench.questions import bench_paths, line_set, read_questions
 from memory.bench.reader import BenchReader, bench_config
@@ -83,15 +82,15 @@ def main(bench: Path, limit: int | None) -> None:
     hit_lost = {b: 0 for b in BUDGETS[:-1]}
     read: set[tuple[str, str]] = set()
     with tempfile.TemporaryDirectory() as scratch:
-        notes = Notes(bench_config(notes_dir, Path(scratch) / "state"), notify=lambda _: None)
-        reader = BenchReader(notes)
+        reader = BenchReader(bench_config(notes_dir, Path(scratch) / "state"))
+        ladder = reader.notes.ladder
         reader.prepare()
         for question in read_questions(questions, limit):
             if not question.answer_lines:
                 continue
-            gathered = gather(reader.ladder, question.question,
+            gathered = gather(ladder, question.question,
                               " ".join(question.context) or None, question_day(question))
-            results = {b: fill(reader.ladder, gathered, b) for b in BUDGETS}
+            results = {b: fill(ladder, gathered, b) for b in BUDGETS}
             hits = {}
             for budget, result in results.items():
                 text = render.recalled(result)
@@ -110,12 +109,11 @@ def main(bench: Path, limit: int | None) -> None:
             for note, section in ladder_reads(reader, question):
                 if (note, section) not in read:
                     read.add((note, section))
-                    shown = reader.ladder.read_section(note, section)
+                    shown = ladder.read_section(note, section)
                     text = render.section_text(shown)
                     tokens = reader.count(text)
                     reads.add(tokens, max(0, tokens - reader.count(shown.text.rstrip())))
         reader.close()
-        notes.close()
     print(json.dumps({"recall": {b: t.report() for b, t in tallies.items()},
                       "block_kept_out_at_2B": kept_out, "hit_at_B_missed_at_2B": hit_lost,
                       "read_section": reads.report()}, indent=1))

@@ -72,8 +72,7 @@ def ranked(bench: Path, levers: Levers = DEFAULT) -> Ranked:
     """Each one-note question with ``suggest``'s top notes and scores (default levers), asked
     as the bench's policies ask it (its context, its day)."""
     notes_dir, questions = bench_paths(bench)
-    notes = Notes(bench_config(notes_dir, Path(tempfile.mkdtemp())), notify=lambda _: None)
-    reader = BenchReader(notes, levers)
+    reader = BenchReader(bench_config(notes_dir, Path(tempfile.mkdtemp())), levers)
     reader.prepare()
     out = []
     for q in read_questions(questions):
@@ -82,7 +81,7 @@ def ranked(bench: Path, levers: Levers = DEFAULT) -> Ranked:
         result, _ = reader.suggest(q.question, POOL, " ".join(q.context) or None,
                                    question_day(q))
         out.append((q, [h.note for h in result.hits], [h.score for h in result.hits]))
-    notes.close()
+    reader.close()
     return out
 
 

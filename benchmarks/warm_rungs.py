@@ -5,7 +5,7 @@ maps"); a figure against a baseline in the same run is ``benchmarks.lever_cost``
 
 Usage: .venv/bin/python -m benchmarks.warm_rungs NOTES_DIR QUERIES.jsonl [--questions 150]
 
-QUERIES.jsonl holds one ``{"question": …}`` a line (``notes bench perf --generate-only``
+QUERIES.jsonl holds one ``{"question": …}`` a line (``python -m benchmarks perf --generate-only``
 writes such a store and file). The index is built in a scratch folder first, and 15
 questions warm each rung before its timed pass.
 """

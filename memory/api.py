@@ -13,7 +13,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,15 +31,18 @@ from memory.index import (
     Notify,
     Progress,
     RefreshReport,
+    ScopedIndex,
     SearchIndex,
+    StoredPart,
     WrittenNote,
     make_index,
+    parse_query,
 )
 from memory.model.results import NoteSummary, WriteResult
 from memory.model.text import excerpt
 from memory.retrieval import answers
 from memory.retrieval.ladder import Ladder, SectionMap, SectionText, Suggestions
-from memory.retrieval.levers import store_levers
+from memory.retrieval.levers import Levers, store_levers
 from memory.state.safe_files import (
     FileChanged,
     Snapshot,
@@ -48,6 +51,7 @@ from memory.state.safe_files import (
     settled,
 )
 from memory.state.store import (
+    CachingStore,
     LoadedNote,
     NoteFile,
     Store,
@@ -59,6 +63,7 @@ from memory.state.usage import UsageLog
 
 if TYPE_CHECKING:  # the writes' and the check's modules are imported when first used
     from memory.model.note import Note
+    from memory.retrieval.dense import DenseReader
     from memory.retrieval.recall import Recalled
     from memory.retrieval.semantic import Built
     from memory.state.check import FileProblem
@@ -92,17 +97,28 @@ class Notes:
     ``front`` names the front end in the usage log (``cli``, ``mcp``, ``hook``, ``lib``);
     every ladder call is logged with a session: the one passed to the call, else the
     configured ``NOTES_SESSION``, else one per parent process (a terminal's shell).
+
+    ``steady=True`` is a store whose notes do not change while it is open (a bench): each
+    note is parsed once, the index is refreshed before the first search only, the history
+    is not watched, and :meth:`leave_out` narrows every search. ``levers`` replaces the
+    configured ones and ``vectors`` is where the semantic lever keeps its vectors.
     """
 
-    def __init__(self, config: Config, notify: Notify = _stderr, front: str = "lib") -> None:
-        levers = store_levers(config.levers, config.semantic)  # a bad one: nothing opened
+    def __init__(self, config: Config, notify: Notify = _stderr, front: str = "lib", *,
+                 steady: bool = False, levers: Levers | None = None,
+                 vectors: Path | None = None) -> None:
+        if levers is None:
+            levers = store_levers(config.levers, config.semantic)  # a bad one: nothing opened
         self.config = config
         self.front = front
-        self.store = Store(config)
+        self.store = CachingStore(config) if steady else Store(config)
         self.counter = TokenCounter(config.state_dir / "tokens.sqlite", report=notify)
         self._guard = _Guard(self.store, config.state_dir / "ledger.sqlite", notify)
-        self.index: SearchIndex = make_index(self.store, self.counter, notify, self._observe)
-        self.ladder = Ladder(self.store, self.index, self.counter, levers)
+        index = make_index(self.store, self.counter, notify, None if steady else self._observe)
+        self._scope = ScopedIndex(index) if steady else None
+        self.index: SearchIndex = self._scope or index
+        self.ladder = Ladder(self.store, self.index, self.counter, levers, steady=steady,
+                             vectors=vectors)
         self.usage = UsageLog.for_config(config, notify) if config.usage_log else None
         self.default_session = config.session or f"{front}-{os.getppid()}"
 
@@ -183,6 +199,56 @@ class Notes:
             self._log(session, "read_section", query=query, note=group.note,
                       section=group.ref.partition(":")[0], tokens=group.tokens)
         return result
+
+    def recall_at(self, query: str, budgets: Iterable[int], context: str | None = None,
+                  today: dt.date | None = None, hierarchy: bool = True
+                  ) -> dict[int, Recalled]:
+        """``recall`` at each of ``budgets`` from one search, without a session prior and
+        not logged (a bench's budgets); ``hierarchy=False`` ranks blocks by their own score
+        alone (:func:`memory.retrieval.recall.gather`)."""
+        from memory.retrieval.recall import fill, gather
+
+        gathered = gather(self.ladder, query, context, today, hierarchy=hierarchy)
+        return {b: fill(self.ladder, gathered, b) for b in budgets}
+
+    def search_paragraphs(self, query: str, limit: int, context: str | None = None
+                          ) -> list[tuple[StoredPart, float]]:
+        """The ``limit`` best paragraphs of the store and their scores, ``context`` blended
+        in as for ``suggest``."""
+        hits, _ = self.ladder.search(parse_query(query, context), "paragraph", limit)
+        return [(h.doc, h.score) for h in hits]
+
+    def leave_out(self, note_ids: Iterable[str]) -> None:
+        """Leave these notes out of every search from now on (a bench's question asked
+        before they were written); none: search the whole store again. A steady store's."""
+        if self._scope is None:
+            raise NotesError("only a steady store (Notes(..., steady=True)) leaves notes out "
+                             "of its searches; open it so")
+        self._scope.exclude = note_ids
+
+    def left_out(self) -> frozenset[str]:
+        return self._scope.exclude if self._scope is not None else frozenset()
+
+    def note_ids(self) -> list[str]:
+        return self.store.note_ids()
+
+    def has_note(self, note: str) -> bool:
+        return self.store.exists(note)
+
+    def load_note(self, note: str) -> LoadedNote:
+        """The note parsed, as the rungs read it."""
+        return self.store.load(note)
+
+    def count_tokens(self, text: str) -> int:
+        return self.counter.count(text)
+
+    def dense_reader(self) -> DenseReader:
+        """The semantic lever's vectors block by block (ConfigError without the extra)."""
+        return self.ladder.dense()
+
+    def query_vector(self, query: str) -> object:
+        """The semantic lever's vector of ``query`` (ConfigError without the extra)."""
+        return self.ladder.router().query_vector(query)
 
     def _log(self, session: str | None, rung: str, query: str = "", note: str = "",
              section: str = "", tokens: int | str = 0, ranked: tuple[str, ...] = ()) -> None:

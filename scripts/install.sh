@@ -16,20 +16,20 @@ say "installing notes-memory with its dev tools and the tantivy backend into .ve
 # again (a quarter of a cold prompt hook: 174 against 129 ms). Compile it now, as pip does for a
 # regular install.
 .venv/bin/python -m compileall -q memory benchmarks mcp_server.py >/dev/null
-# ripgrep: only a baseline of `notes bench perf` (grep -rli stands in without it). A system
+# ripgrep: only a baseline of `python -m benchmarks perf` (grep -rli stands in without it). A system
 # package, so installed only when asked: NOTES_INSTALL_RG=1.
 if ! command -v rg >/dev/null; then
   if [ "${NOTES_INSTALL_RG:-}" != 1 ]; then
-    say "ripgrep (rg) not found; notes bench perf will use grep -rli" \
+    say "ripgrep (rg) not found; python -m benchmarks perf will use grep -rli" \
       "(NOTES_INSTALL_RG=1 bash scripts/install.sh installs it with apt-get, as root)"
   elif command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    say "installing ripgrep (apt-get), a baseline of notes bench perf"
+    say "installing ripgrep (apt-get), a baseline of python -m benchmarks perf"
     apt-get install -y -q ripgrep >/dev/null 2>&1 || (apt-get update -q >/dev/null 2>&1 &&
       apt-get install -y -q ripgrep >/dev/null 2>&1) ||
-      say "could not install ripgrep; notes bench perf will use grep -rli"
+      say "could not install ripgrep; python -m benchmarks perf will use grep -rli"
   else
     say "NOTES_INSTALL_RG=1: installing ripgrep needs apt-get as root; install it by hand" \
-      "(apt-get install ripgrep, brew install ripgrep); notes bench perf uses grep -rli"
+      "(apt-get install ripgrep, brew install ripgrep); python -m benchmarks perf uses grep -rli"
   fi
 fi
 if command -v npm >/dev/null; then

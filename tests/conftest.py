@@ -22,6 +22,7 @@ import reliability
 from memory import Notes, load_config
 from memory.fronts.cli import cli
 from reliability import FIGURES, Figures, write_report
+from scratch import Scratch
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "notes_example"
@@ -199,6 +200,16 @@ def run_subprocess(args: Sequence[str], input: str | None = None,
     """The installed ``notes ARGS`` as a subprocess, as a user runs it."""
     return subprocess.run([str(NOTES_BIN), *args], input=input, capture_output=True,
                           text=True, env={**os.environ, **(env or {})}, timeout=120)
+
+
+def run_lab(args: Sequence[str], env: Mapping[str, str] | None = None,
+            timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``python -m benchmarks ARGS`` (what measures the project: perf, visible) from the
+    checkout's root, as a developer runs it; ``env`` is the whole environment (default:
+    this one)."""
+    return subprocess.run([sys.executable, "-m", "benchmarks", *args], capture_output=True,
+                          text=True, cwd=ROOT, env=dict(env if env is not None else os.environ),
+                          timeout=timeout)
 
 
 def _runner(store_dir: Path, run: Callable[..., subprocess.CompletedProcess[str]]) -> RunCli:

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from shared_data import REALMEM, shared_file
 
-from memory import Notes
 from memory.bench.policies import question_day
 from memory.bench.questions import BenchError, Question, read_questions
 from memory.bench.reader import BenchReader, bench_config
@@ -194,8 +193,7 @@ def test_every_policy_searches_without_the_excluded_notes(dataset: Path,
     realmem_to_bench(dataset, bench)
     asked = questions(bench)["ana-silva:Q-0001"]
     kayak = "where is my kayak at the marina"
-    notes_api = Notes(bench_config(bench / "notes", tmp_path / "state"), notify=lambda _: None)
-    reader = BenchReader(notes_api)
+    reader = BenchReader(bench_config(bench / "notes", tmp_path / "state"))
     try:
         reader.prepare()
         assert reader.suggest(kayak, 4)[0].hits[0].note == "ana-silva/session-004"
@@ -208,10 +206,9 @@ def test_every_policy_searches_without_the_excluded_notes(dataset: Path,
         assert "ana-silva/session-001" in recalled and "ana-silva/session-004" not in recalled
         reader.exclude(())
         assert reader.suggest(kayak, 4)[0].hits[0].note == "ana-silva/session-004"
-        whole = {n: reader.count(reader.read_note(n)) for n in reader.store.note_ids()}
+        whole = {n: reader.count(reader.read_note(n)) for n in reader.note_ids()}
     finally:
         reader.close()
-        notes_api.close()
     run = run_bench(bench, ["ladder@1", "ladder-oracle", "recall@1000", "fragments@5",
                             "hook", "full"], state_dir=tmp_path / "run-state")
     assert (run.read, run.skipped_empty, len(run.results)) == (3, 1, 2)

@@ -1,4 +1,5 @@
-"""`notes bench visible`: every visible bench rebuilt and run, one report each, one summary.
+"""`python -m benchmarks visible`: every visible bench rebuilt and run, one report each, one
+summary.
 
 On a small LoCoMo-shaped file written here (the shared file is not needed) and the example
 store's follow-ups; the summary's figures are checked against the reports it was read from.
@@ -9,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +33,14 @@ from benchmarks.visible.summary import (
     switch_direct,
     without_category,
 )
+from conftest import run_lab
 from memory.errors import InvalidArgument, NotesError
 
-NOTES_BIN = Path(sys.executable).parent / "notes"
 POLICIES = "ladder@1,ladder-oracle,recall@500,fragments@2,fragments@5"
 
 
-def notes(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(NOTES_BIN), *args], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, **(env or {})})
+def visible(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return run_lab(["visible", *args], env={**os.environ, **(env or {})})
 
 
 @pytest.fixture
@@ -70,7 +69,7 @@ def _report(out: Path, bench: str) -> dict[str, Any]:
 def test_every_bench_built_run_and_summarised(small_locomo: Path, small_realmem: Path,
                                               tmp_path: Path) -> None:
     out, work = tmp_path / "out", tmp_path / "work"
-    ran = notes("bench", "visible", "--locomo", str(small_locomo), "--work", str(work),
+    ran = visible("--locomo", str(small_locomo), "--work", str(work),
                 "--out", str(out), "--policies", POLICIES, "--limit", "4",
                 env={"NOTES_BENCH_REALMEM": str(small_realmem)})
     assert ran.returncode == 0, ran.stderr
@@ -127,7 +126,7 @@ def test_every_bench_built_run_and_summarised(small_locomo: Path, small_realmem:
 
 def test_a_subset_without_its_direct_bench(small_locomo: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    ran = notes("bench", "visible", "--benches", "locomo-followups", "--policies",
+    ran = visible("--benches", "locomo-followups", "--policies",
                 "ladder@1,fragments@2", "--limit", "3", "--out", str(out), "--json",
                 env={"NOTES_BENCH_LOCOMO": str(small_locomo)})
     assert ran.returncode == 0, ran.stderr
@@ -140,7 +139,7 @@ def test_a_subset_without_its_direct_bench(small_locomo: Path, tmp_path: Path) -
 
 def test_without_the_shared_file_a_clear_error(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere" / "locomo10.json"
-    ran = notes("bench", "visible", "--locomo", str(missing), "--out", str(tmp_path / "o"))
+    ran = visible("--locomo", str(missing), "--out", str(tmp_path / "o"))
     assert ran.returncode == 1 and "Traceback" not in ran.stderr
     assert ran.stderr.startswith(f"Error: LoCoMo file {missing} does not exist")
     assert "--benches example-followups" in ran.stderr
@@ -156,12 +155,12 @@ def test_without_the_shared_file_a_clear_error(tmp_path: Path) -> None:
 
 def test_without_realmem_a_clear_error(small_realmem: Path, tmp_path: Path) -> None:
     nowhere = tmp_path / "nowhere"
-    ran = notes("bench", "visible", "--benches", "realmem", "--realmem", str(nowhere), "--out",
+    ran = visible("--benches", "realmem", "--realmem", str(nowhere), "--out",
                 str(tmp_path / "o"))
     assert ran.returncode == 1 and "Traceback" not in ran.stderr
     assert ran.stderr.startswith(f"Error: RealMem: no RealMem files in {nowhere}")
     (tmp_path / "empty").mkdir()
-    ran = notes("bench", "visible", "--benches", "realmem,example-followups", "--out",
+    ran = visible("--benches", "realmem,example-followups", "--out",
                 str(tmp_path / "o"), env={"NOTES_BENCH_REALMEM": str(tmp_path / "empty")})
     assert ran.returncode == 1 and "Traceback" not in ran.stderr
     assert ran.stderr.startswith("Error: RealMem: no RealMem files in")
@@ -176,10 +175,10 @@ def test_without_realmem_a_clear_error(small_realmem: Path, tmp_path: Path) -> N
 
 
 def test_wrong_names_fail_before_any_run(tmp_path: Path) -> None:
-    wrong = notes("bench", "visible", "--benches", "locomo,nope", "--out", str(tmp_path / "o"))
+    wrong = visible("--benches", "locomo,nope", "--out", str(tmp_path / "o"))
     assert wrong.returncode == 2 and "nope" in wrong.stderr
     assert "locomo-sessions,example-followups" in wrong.stderr
-    policy = notes("bench", "visible", "--benches", "example-followups", "--policies",
+    policy = visible("--benches", "example-followups", "--policies",
                    "ladder@9", "--out", str(tmp_path / "o"))
     assert policy.returncode == 1 and "unknown policies: ladder@9" in policy.stderr
     assert not (tmp_path / "o").exists()

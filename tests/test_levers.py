@@ -327,17 +327,16 @@ def test_bench_run_takes_levers(tmp_path: Path) -> None:
 
 @pytest.mark.slow(13)
 def test_bench_visible_takes_levers(tmp_path: Path) -> None:
-    """`notes bench visible --levers`: every bench's report names the levers it ran with."""
+    """`python -m benchmarks visible --levers`: every bench's report names the levers it ran
+    with."""
     import json
-    import subprocess
-    import sys
+
+    from conftest import run_lab
 
     out = tmp_path / "out"
-    notes_bin = Path(sys.executable).parent / "notes"
-    ran = subprocess.run([str(notes_bin), "bench", "visible", "--benches", "example-followups",
-                          "--policies", "recall@500,fragments@2", "--limit", "3",
-                          "--levers", "fusion", "--out", str(out)],
-                         capture_output=True, text=True, timeout=300)
+    ran = run_lab(["visible", "--benches", "example-followups", "--policies",
+                   "recall@500,fragments@2", "--limit", "3", "--levers", "fusion", "--out",
+                   str(out)])
     assert ran.returncode == 0, ran.stderr
     data = json.loads((out / "example-followups" / "report.json").read_text())
     assert data["levers"] == ["fusion"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from test_bench_policies import write_tiny_bench
 
-from conftest import RunCli
+from conftest import RunCli, run_lab
 
 UNDER_A_FILE = ("a part of it is a file, not a folder", "FILE/sub")
 IN_PROC = ("cannot be made there", "/proc/self/x")
@@ -76,15 +76,14 @@ def test_bench_output_folders_are_checked_first(run_cli: RunCli, tmp_path: Path,
     cases = [(["bench", "run", str(bench), "--out", path], "--out"),
              (["bench", "run", str(bench), "--vectors", path], "--vectors"),
              (["bench", "from-transcripts", str(transcripts), "--notes", str(store_dir),
-               "--out", path], "--out"),
-             (["bench", "perf", "--generate-only", "--scale", "0.01", "--work", path],
-              "--work"),
-             (["bench", "perf", "--scale", "0.01", "--out", path], "--out"),
-             (["bench", "visible", "--benches", "example-followups", "--work", path],
-              "--work"),
-             (["bench", "visible", "--benches", "example-followups", "--out", path], "--out")]
-    for args, option in cases:
-        result = run_cli(*args)
+               "--out", path], "--out")]
+    lab = [(["perf", "--generate-only", "--scale", "0.01", "--work", path], "--work"),
+           (["perf", "--scale", "0.01", "--out", path], "--out"),
+           (["visible", "--benches", "example-followups", "--work", path], "--work"),
+           (["visible", "--benches", "example-followups", "--out", path], "--out")]
+    ran = [(run_cli(*args), args, option) for args, option in cases]
+    ran += [(run_lab(args), args, option) for args, option in lab]  # python -m benchmarks
+    for result, args, option in ran:
         _one_clear_line(result, path, why)
         assert f"the {option} folder" in result.stderr, (args, result.stderr)
     assert not (bench / "report").exists()  # refused before the run, not after it

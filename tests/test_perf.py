@@ -1,4 +1,4 @@
-"""The store generator and `notes bench perf`: deterministic, realistic, end to end.
+"""The store generator and `python -m benchmarks perf`: deterministic, realistic, end to end.
 
 No timing is asserted here: figures depend on the machine; the report states the targets.
 """
@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.perf.generator import TOKENS_PER_NOTE, generate_store, load_queries
 from benchmarks.perf.report import KEEP_MARKER
-from conftest import NOTES_BIN
+from conftest import run_lab
 from memory.model.note import parse_note
 from memory.state.tokens import count_exact
 
@@ -95,13 +95,12 @@ def test_bench_perf_end_to_end(tmp_path: Path) -> None:
     out.mkdir()
     (out / "performance.md").write_text(f"stale figures\n{KEEP_MARKER}\n## Why, by hand\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTES_")}
-    result = subprocess.run([str(NOTES_BIN), "bench", "perf", "--scale", "0.02", "--queries",
-                             "10", "--runs", "2", "--backend", backends, "--out", str(out),
-                             "--work", str(tmp_path / "work")],
-                            capture_output=True, text=True, env=env, timeout=300)
+    result = run_lab(["perf", "--scale", "0.02", "--queries", "10", "--runs", "2",
+                      "--backend", backends, "--out", str(out), "--work",
+                      str(tmp_path / "work")], env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     data = json.loads((out / "performance.json").read_text())
-    assert data["command"].startswith("notes bench perf --scale 0.02")
+    assert data["command"].startswith("python -m benchmarks perf --scale 0.02")
     scale = data["scales"][0]
     assert scale["notes"] == 4 and scale["fts5"]["build_s"] > 0
     for backend in backends.split(","):
@@ -119,7 +118,7 @@ def test_bench_perf_end_to_end(tmp_path: Path) -> None:
         assert hook["same_answers"] == hook["answers"] == 6  # the server answers alike
         assert hook["cold"]["ratio"] > 1 and hook["served"]["bare_median_ms"] > 0
     report = (out / "performance.md").read_text()
-    assert "## Targets" in report and "notes bench perf --scale 0.02" in report
+    assert "## Targets" in report and "python -m benchmarks perf --scale 0.02" in report
     assert "stale figures" not in report  # rewritten above the marker, kept below it
     assert report.index("## Targets") < report.index(KEEP_MARKER) < report.index("## Why, by")
     assert (out / "performance.png").stat().st_size > 0

@@ -70,18 +70,15 @@ def monotonicity_breaks(ladder: Ladder, questions: Iterator[Question]) -> tuple[
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BenchReader]:
-    notes = Notes(bench_config(ROOT / "notes_example", tmp_path_factory.mktemp("state")),
-                  notify=lambda _: None)
-    reader = BenchReader(notes)
+    reader = BenchReader(bench_config(ROOT / "notes_example", tmp_path_factory.mktemp("state")))
     reader.prepare()
     yield reader
     reader.close()
-    notes.close()
 
 
 @pytest.mark.slow(20)
 def test_more_budget_keeps_every_block_on_the_example_questions(example: BenchReader) -> None:
-    checked, broken = monotonicity_breaks(example.ladder, read_questions(FOLLOWUPS))
+    checked, broken = monotonicity_breaks(example.notes.ladder, read_questions(FOLLOWUPS))
     assert checked == 68
     assert broken == []
 
@@ -99,16 +96,13 @@ def test_more_budget_keeps_every_block_on_locomo(tmp_path: Path, per_session: bo
     """Every fourth LoCoMo question (497), on a note per conversation and per session."""
     bench = tmp_path / "bench"
     locomo_to_bench(shared_file(LOCOMO), bench, per_session=per_session)
-    notes = Notes(bench_config(bench / "notes", tmp_path / "state", SEARCH_BACKEND),
-                  notify=lambda _: None)
-    reader = BenchReader(notes)
+    reader = BenchReader(bench_config(bench / "notes", tmp_path / "state", SEARCH_BACKEND))
     try:
         reader.prepare()
         sample = (q for i, q in enumerate(read_questions(bench / "questions.jsonl")) if i % 4 == 0)
-        checked, broken = monotonicity_breaks(reader.ladder, sample)
+        checked, broken = monotonicity_breaks(reader.notes.ladder, sample)
     finally:
         reader.close()
-        notes.close()
     assert checked == 497
     assert broken == []
 
@@ -129,7 +123,7 @@ def test_a_large_block_does_not_push_out_what_half_the_budget_found(example: Ben
     """The case traced on a hidden store: at 500 the gold block comes fourth, after three
     small blocks of other notes; at 1,000 a 686-token block of another note used to be taken
     first (it ranks best), and the gold block no longer fitted."""
-    ladder = example.ladder
+    ladder = example.notes.ladder
     large = unit("n/big", "s", 1, 680, 1.0, ladder)
     small = [unit(f"n/small{i}", "s", 1, 40, 0.9 - i / 10, ladder) for i in range(3)]
     gold = unit("n/gold", "s", 1, 190, 0.5, ladder)
@@ -151,7 +145,7 @@ def test_more_budget_keeps_every_block_of_any_ranking(example: BenchReader,
     """Any ranking of blocks (of 1-4 notes, 1-5 sections each, 1-400 words), filled at
     ``budget`` and at twice it: the larger answer shows every block of the smaller one,
     and both fit their budget."""
-    ladder = example.ladder
+    ladder = example.notes.ladder
     units: list[Unit] = []
     for rank, (note, section, words) in enumerate(sizes):
         block = sum(1 for u in units if (u.note, u.section) == (f"n/{note}", f"s{section}")) + 1
@@ -167,7 +161,7 @@ def test_more_budget_keeps_every_block_of_any_ranking(example: BenchReader,
 def test_every_label_reads_back_its_blocks(example: BenchReader) -> None:
     """A label's reference (``[note#ref]``, or ``[#ref]`` under the same note) is what
     ``read_section`` takes: each of its block runs, read, holds the lines shown under it."""
-    ladder = example.ladder
+    ladder = example.notes.ladder
     checked = 0
     for question in read_questions(FOLLOWUPS):
         gathered = gather(ladder, question.question, " ".join(question.context) or None,

@@ -1,4 +1,4 @@
-"""Speed and scale: a generator of realistic stores at any size, and `notes bench perf`.
+"""Speed and scale: a generator of realistic stores at any size, and `python -m benchmarks perf`.
 
 - :mod:`benchmarks.perf.generator`: deterministic stores (``--scale 1`` ≈ 220 notes, 1 M cl100k
   tokens) and a query set drawn from them;

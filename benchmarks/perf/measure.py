@@ -1,4 +1,4 @@
-"""The measurements of `notes bench perf`, one function per figure group.
+"""The measurements of `python -m benchmarks perf`, one function per figure group.
 
 Warm figures run in this process through :class:`memory.api.Notes` (the library, as the MCP
 server uses it); builds, the watcher, cold commands and the MCP server run as subprocesses so

@@ -1,4 +1,4 @@
-"""The report of `notes bench perf`: Markdown, JSON beside it, a growth plot, the targets.
+"""The report of `python -m benchmarks perf`: Markdown, JSON beside it, a growth plot, the targets.
 
 Targets are checked here, by reading the figures, never in tests: timings depend on the
 machine. Each holds or not per backend, at the scale it names (1 ≈ 1 M tokens, 10 ≈ 10 M).
@@ -15,7 +15,8 @@ Fig = dict[str, Any]
 FILES = {"markdown": "performance.md", "json": "performance.json", "plot": "performance.png"}
 # Text below this line in an existing report is written by people (evidence tables, why a
 # target misses) and kept when the command rewrites the report above it.
-KEEP_MARKER = "<!-- notes bench perf rewrites everything above this line and keeps the rest -->"
+KEEP_MARKER = ("<!-- python -m benchmarks perf rewrites everything above this line and keeps "
+               "the rest -->")
 
 
 def _get(path: str) -> Callable[[Fig], float | None]:
@@ -225,7 +226,7 @@ def verdicts(data: Fig) -> str:
 def markdown(data: Fig, plot: str | None) -> str:
     m = data["machine"]
     parts = [
-        "# Performance: speed and scale (`notes bench perf`)\n",
+        "# Performance: speed and scale (`python -m benchmarks perf`)\n",
         f"Measured {data['date']} on {m['cores']} cores ({m['cpu']}), {m['memory_gb']} GB, "
         f"{m['system']}, Python {m['python']}; load average at the start "
         f"{', '.join(str(x) for x in m['load_average'])}, at the end "

@@ -1,4 +1,4 @@
-"""`notes bench perf`: generate stores, measure every cost per backend, with baselines.
+"""`python -m benchmarks perf`: generate stores, measure every cost per backend, with baselines.
 
 For each scale: generate the store (and its queries), run the baselines (grep/ripgrep,
 SQLite FTS5), then for each backend: full build (subprocess), warm ladder, one-note update

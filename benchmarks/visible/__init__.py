@@ -1,4 +1,4 @@
-"""`notes bench visible`: every visible bench (re)built and run, and one summary of them.
+"""`python -m benchmarks visible`: every visible bench (re)built and run, and one summary of them.
 
 The visible benches are those every helper can build: LoCoMo (a note per conversation, or a
 note per session; direct questions, or vague follow-ups) from the shared ``locomo10.json``,

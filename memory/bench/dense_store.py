@@ -10,29 +10,32 @@ may not see (its ``exclude_notes``) are masked out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from memory.errors import NotesError
 from memory.retrieval.dense import DenseBlock
 
 if TYPE_CHECKING:
-    from memory.retrieval.ladder import Ladder
+    from memory.retrieval.dense import DenseReader
+    from memory.state.store import LoadedNote
 
 
 class DenseStore:
-    """The block vectors of ``note_ids``' contents (notes with no vectors are left out)."""
+    """The block vectors of ``note_ids``' contents (notes with no vectors are left out),
+    read by ``reader`` from the notes ``load`` parses."""
 
-    def __init__(self, ladder: Ladder, note_ids: list[str]) -> None:
+    def __init__(self, reader: DenseReader, load: Callable[[str], LoadedNote],
+                 note_ids: list[str]) -> None:
         import numpy as np
 
-        reader = ladder.dense()
         self.blocks: list[DenseBlock] = []
         parts: list[Any] = []
         starts: list[int] = []
         rows = 0
         for note_id in note_ids:
             try:
-                loaded = ladder.store.load(note_id)
+                loaded = load(note_id)
             except NotesError:
                 continue
             found = reader.block_vectors(loaded)

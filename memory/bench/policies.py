@@ -169,7 +169,7 @@ class QuestionPass:
 
     def _exists(self, note: str) -> bool:
         try:
-            return self.reader.store.exists(note)
+            return self.reader.exists(note)
         except NotesError:
             return False
 
@@ -190,7 +190,8 @@ class QuestionPass:
             return self._reading([])
         result, _ = self.reader.suggest(prompt, MAX_NOTES, self.context, self.today,
                                         by_blocks=False)  # as the hook asks it
-        return self._reading([hook_text(self.reader.ladder, self.reader.counter, result,
+        notes = self.reader.notes  # the hook reads the ladder itself (issue #36, item 3)
+        return self._reading([hook_text(notes.ladder, notes.counter, result,
                                         prompt, self.context, evidence=True)])
 
     def dense(self) -> list[Paragraph]:

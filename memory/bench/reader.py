@@ -1,12 +1,11 @@
-"""What a policy can read from a bench's store, with the caches a run needs.
+"""What a policy can read from a bench's store, rendered as the agent would see it.
 
-The ladder used here is the real one (:class:`memory.retrieval.ladder.Ladder`, rendered with
-:mod:`memory.fronts.render`); only its plumbing is adapted to a store that does not change during a
-run: parsed notes are kept in a bounded cache instead of being re-read and re-parsed on every
-call, and the index is refreshed once instead of being stat-checked on every call. Answers
-are the same as those of the ladder over the same files. The ladder searches through a note
-scope (:class:`memory.index.ScopedIndex`) that each question sets to leave out the notes the
-store did not hold yet when it was asked.
+The reader opens the store as a steady :class:`memory.api.Notes` (``steady=True``: notes that
+do not change during a run are parsed once and kept, the index is refreshed once) and reads
+it through that object's public methods only; the rungs' answers are rendered by
+:mod:`memory.retrieval.answers`, as the CLI and the MCP server print them. Answers are the
+same as those of the ladder over the same files. Each question narrows the store to the notes
+it held when the question was asked (:meth:`Notes.leave_out`).
 """
 
 from __future__ import annotations
@@ -16,28 +15,19 @@ import datetime as dt
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 from memory.api import Notes
 from memory.bench.dense_store import DenseStore
 from memory.config import BACKENDS, Config, load_config
 from memory.errors import ConfigError
-from memory.fronts import render
-from memory.index import (
-    RefreshReport,
-    ScopedIndex,
-    StoredPart,
-    make_index,
-    parse_query,
-)
+from memory.index import RefreshReport, StoredPart
+from memory.model.note import Note
 from memory.model.text import split_lines
-from memory.retrieval.ladder import Ladder, SectionMap, Suggestions
+from memory.retrieval import answers
+from memory.retrieval.ladder import SectionMap, Suggestions
 from memory.retrieval.levers import DEFAULT, Levers
-from memory.retrieval.recall import fill, gather
-from memory.state.store import LoadedNote, Store
 
-T = TypeVar("T")
-NOTE_CACHE = 512  # parsed notes kept at once (a per-session bench reads hundreds a question)
+NOTE_CACHE = 512  # note lines and sections read kept at once (a question reads hundreds)
 
 
 def bench_config(notes_dir: Path, state_dir: Path, backend: str = "whoosh") -> Config:
@@ -50,26 +40,6 @@ def bench_config(notes_dir: Path, state_dir: Path, backend: str = "whoosh") -> C
                                backend=backend, semantic=False, levers="")
 
 
-class CachingStore(Store):
-    """A store whose notes are parsed once and kept (up to ``size`` of them)."""
-
-    def __init__(self, config: Config, size: int = NOTE_CACHE) -> None:
-        super().__init__(config)
-        self._cache: OrderedDict[str, LoadedNote] = OrderedDict()
-        self._size = size
-
-    def load(self, note_id: str) -> LoadedNote:
-        found = self._cache.get(note_id)
-        if found is None:
-            found = super().load(note_id)
-            self._cache[note_id] = found
-            if len(self._cache) > self._size:
-                self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(note_id)
-        return found
-
-
 @dataclass(frozen=True)
 class Paragraph:
     note: str
@@ -79,20 +49,14 @@ class Paragraph:
 
 
 class BenchReader:
-    """The ladder's rungs and the paragraph search, rendered as the agent would see them."""
+    """The ladder's rungs and the paragraph search over a bench's store (``config``, from
+    :func:`bench_config`), rendered as the agent would see them. Close it when done."""
 
-    def __init__(self, notes: Notes, levers: Levers = DEFAULT,
+    def __init__(self, config: Config, levers: Levers = DEFAULT,
                  vectors: Path | None = None) -> None:
-        self.notes = notes
-        self.counter = notes.counter
-        self.store = CachingStore(notes.config)
-        self.index = make_index(self.store, notes.counter, notes.index.notify)
-        # every search goes through the scope, which a question narrows to what the store
-        # held when it was asked (``exclude_notes``); the ladder itself is unchanged
-        self.scope = ScopedIndex(self.index)
-        # the bench's notes do not change while it runs: the index is refreshed once
-        self.ladder = Ladder(self.store, self.scope, notes.counter, levers, steady=True,
-                             vectors=vectors)
+        self.notes = Notes(config, notify=lambda _: None, steady=True, levers=levers,
+                           vectors=vectors)
+        self.levers = levers
         self._lines: OrderedDict[str, list[str]] = OrderedDict()
         self._reads: dict[tuple[str, str], str] = {}
         self._dense: DenseStore | None = None  # the dense curve's blocks, made when asked
@@ -100,37 +64,46 @@ class BenchReader:
     def prepare(self) -> RefreshReport:
         """Build (or refresh) the index once, before the questions, and with the semantic
         lever on, the notes' vectors (not timed with the questions, like the index)."""
-        report = self.index.refresh()
-        self.ladder.freshen()  # marks it fresh: the questions refresh nothing
-        if self.ladder.levers.semantic:
-            self.ladder.router().build()
+        report = self.notes.refresh_index()
+        if self.levers.semantic:
+            self.notes.embed()
         return report
 
     def exclude(self, note_ids: tuple[str, ...]) -> None:
         """Leave these notes out of every search from now on (the question's scope); an
         empty tuple searches the whole store again."""
-        self.scope.exclude = note_ids
+        self.notes.leave_out(note_ids)
 
     def count(self, text: str) -> int:
-        return self.counter.count(text)
+        return self.notes.count_tokens(text)
+
+    def note_ids(self) -> list[str]:
+        return self.notes.note_ids()
+
+    def note(self, note: str) -> Note:
+        """The note parsed (kept: the store does not change during a run)."""
+        return self.notes.load_note(note).note
+
+    def exists(self, note: str) -> bool:
+        return self.notes.has_note(note)
 
     def suggest(self, query: str, limit: int, context: str | None = None,
                 today: dt.date | None = None, by_blocks: bool = True
                 ) -> tuple[Suggestions, str]:
-        result = self.ladder.suggest(query, limit, context, today=today, by_blocks=by_blocks)
-        return result, render.suggestions(result)
+        result = self.notes.suggest(query, limit, context, today=today, by_blocks=by_blocks)
+        return result, answers.suggestions(result)
 
     def section_map(self, note: str, query: str, today: dt.date | None = None,
                     context: str | None = None) -> tuple[SectionMap, str]:
-        result = self.ladder.section_map(note, query, today, context)
-        return result, render.section_map(result)
+        result = self.notes.section_map(note, query, today=today, context=context)
+        return result, answers.section_map(result)
 
     def recall(self, query: str, budgets: tuple[int, ...], context: str | None = None,
                today: dt.date | None = None, hierarchy: bool = True) -> dict[int, str]:
         """The budgeted rung at each budget, rendered, from one search (no session prior:
         a bench has no session)."""
-        gathered = gather(self.ladder, query, context, today, hierarchy=hierarchy)
-        return {b: render.recalled(fill(self.ladder, gathered, b)) for b in budgets}
+        found = self.notes.recall_at(query, budgets, context, today, hierarchy)
+        return {b: answers.recalled(found[b]) for b in budgets}
 
     def read(self, note: str, section: str) -> str:
         """``read_section`` rendered; the same (note, section) is read from a cache."""
@@ -138,21 +111,21 @@ class BenchReader:
         if key not in self._reads:
             if len(self._reads) > 4 * NOTE_CACHE:
                 self._reads.clear()
-            self._reads[key] = render.section_text(self.ladder.read_section(note, section))
+            self._reads[key] = answers.section_text(self.notes.read_section(note, section))
         return self._reads[key]
 
     def read_note(self, note: str) -> str:
         """The whole note, as ``notes read NOTE`` prints it."""
-        return render.section_text(self.ladder.read_note(note))
+        return answers.section_text(self.notes.read_section(note))
 
     def has_state(self, note: str) -> bool:
-        return self.store.load(note).note.state is not None
+        return self.note(note).state is not None
 
     def paragraphs(self, query: str, k: int, context: str | None = None) -> list[Paragraph]:
         """The ``k`` best paragraphs of the whole store, with their text from the note file;
         ``context`` is blended in as for ``suggest``, so fragments see what the ladder sees."""
-        hits, _ = self.ladder.search(parse_query(query, context), "paragraph", k)
-        return [self._paragraph(h.doc, h.score) for h in hits]
+        return [self._paragraph(stored, score)
+                for stored, score in self.notes.search_paragraphs(query, k, context)]
 
     def _paragraph(self, stored: StoredPart, score: float) -> Paragraph:
         start, end = stored.lines
@@ -164,21 +137,22 @@ class BenchReader:
         question by e5's cosine: the dense fragments curve. The whole store's vectors are
         embedded when first asked (kept with the run's vectors) and held as one matrix."""
         if self._dense is None:
-            self.ladder.router().build()
-            self._dense = DenseStore(self.ladder, self.store.note_ids())
-        asked = self.ladder.router().query_vector(query)
-        found = self._dense.closest(asked, k, frozenset(self.scope.exclude))
+            self.notes.embed()
+            self._dense = DenseStore(self.notes.dense_reader(), self.notes.load_note,
+                                     self.notes.note_ids())
+        asked = self.notes.query_vector(query)
+        found = self._dense.closest(asked, k, self.notes.left_out())
         return [Paragraph(b.note, b.section, b.cosine,
                           "".join(self.note_lines(b.note)[b.start:b.end])) for b in found]
 
     def note_lines(self, note: str) -> list[str]:
         found = self._lines.get(note)
         if found is None:
-            found = split_lines(self.store.load(note).note.text)
+            found = split_lines(self.note(note).text)
             self._lines[note] = found
             if len(self._lines) > NOTE_CACHE:
                 self._lines.popitem(last=False)
         return found
 
     def close(self) -> None:
-        self.index.close()
+        self.notes.close()

@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory.api import Notes
 from memory.bench.policies import POLICIES, QuestionPass, Reading, check_policies
 from memory.bench.questions import BenchError, Question, bench_paths, read_questions
 from memory.bench.reader import BenchReader, bench_config
@@ -124,8 +123,7 @@ def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="notes-bench-") as scratch:
         config = bench_config(notes_dir, state_dir or Path(scratch) / "state", backend)
-        notes = Notes(config, notify=lambda _: None)
-        reader = BenchReader(notes, levers, vectors)
+        reader = BenchReader(config, levers, vectors)
         try:
             reader.prepare()
             wanted = {line.strip() for q in _questions(questions_file, limit, half)
@@ -140,7 +138,6 @@ def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None 
                     progress(run.read)
         finally:
             reader.close()
-            notes.close()
     run.seconds = time.perf_counter() - started
     return run
 
@@ -202,10 +199,10 @@ def side_by_side(runs: list[RunResult]) -> RunResult:
 def scan_store(reader: BenchReader, wanted: set[str]) -> StoreScan:
     """One pass over the notes, one at a time."""
     scan = StoreScan()
-    for note_id in reader.store.note_ids():
+    for note_id in reader.note_ids():
         try:
             text = reader.read_note(note_id)
-            sections = reader.store.load(note_id).note.sections
+            sections = reader.note(note_id).sections
         except NotesError:
             continue  # a file whose name is not a valid note id: the ladder cannot read it
         scan.notes += 1

@@ -352,3 +352,24 @@ def _decode(raw: bytes, problems: list[Problem]) -> str:
 def _read_head(path: Path, limit: int) -> bytes:
     with open(path, "rb") as handle:
         return handle.read(limit)
+
+
+class CachingStore(Store):
+    """A store whose notes do not change while it is read (a bench): each note is read and
+    parsed once, and the last ``size`` of them are kept."""
+
+    def __init__(self, config: Config, size: int = 512) -> None:
+        super().__init__(config)
+        self._cache: OrderedDict[str, LoadedNote] = OrderedDict()
+        self._size = size
+
+    def load(self, note_id: str) -> LoadedNote:
+        found = self._cache.get(note_id)
+        if found is None:
+            found = super().load(note_id)
+            self._cache[note_id] = found
+            if len(self._cache) > self._size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(note_id)
+        return found

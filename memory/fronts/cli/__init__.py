@@ -69,7 +69,12 @@ class NotesGroup(click.Group):
 @click.pass_context
 def cli(ctx: click.Context, notes_dir: str | None, example: bool,
         state_dir: str | None) -> None:
-    """A note-based memory for coding agents: suggest notes, map them, read one section."""
+    """A note-based memory for coding agents: suggest notes, map them, read one section.
+
+    \b
+    Example:
+      notes --example suggest "how do we deploy to production"
+    """
     ctx.obj = _LazyNotes(notes_dir, state_dir, example)
 
 

@@ -1,5 +1,6 @@
-"""`notes bench`: evidence reached per token (`from-locomo`, `from-realmem`, `from-transcripts`,
-`run`, `visible`), and speed and scale (`perf`, from a checkout of the project)."""
+"""`notes bench`: evidence reached per token on a store (`from-locomo`, `from-realmem`,
+`from-transcripts`, then `run`). What measures the project itself (speed and scale, every
+visible bench) runs from a checkout: ``python -m benchmarks`` (benchmarks/cli.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,15 @@ from memory.retrieval.levers import NAMES as LEVER_NAMES
 
 @cli.group()
 def bench() -> None:
-    """Evidence reached per token: build a bench, run the retrieval policies on it, report."""
+    """Evidence reached per token on a store: build a bench (from your own transcripts, or
+    LoCoMo, RealMem), run the retrieval policies on it, report. (The project's own measures,
+    perf and visible, run from a checkout: python -m benchmarks.)
+
+    \b
+    Examples:
+      notes bench from-transcripts ~/.claude/projects/-home-me-app --notes ~/notes --out my-bench
+      notes bench run my-bench
+    """
 
 
 _bench_out = click.option("--out", required=True, type=click.Path(file_okay=False,
@@ -44,7 +53,12 @@ _bench_force = click.option("--force", is_flag=True, help="Replace a bench alrea
 def bench_from_locomo(source: Path, out: Path, force: bool, follow_ups: bool,
                       note_per_session: bool) -> None:
     """LoCoMo's locomo10.json as a bench: a note per conversation (or per session), an entry
-    per session, a line per turn; evidence turns become answer lines. Prints the counts."""
+    per session, a line per turn; evidence turns become answer lines. Prints the counts.
+
+    \b
+    Example:
+      notes bench from-locomo locomo10.json --out locomo-bench
+    """
     from memory.bench.locomo import locomo_to_bench
 
     output_folder(out, "--out")
@@ -63,7 +77,12 @@ def bench_from_realmem(source: Path, out: Path, force: bool, persona: str | None
     """RealMem's persona files (DIR: the folder of *_dialogues_256k.json, or its parent) as a
     bench: a note per session, a line per turn; each query turn is a question whose answer
     lines are the turns its reply's memory came from, asked without its own and later
-    sessions. Prints the counts."""
+    sessions. Prints the counts.
+
+    \b
+    Example:
+      notes bench from-realmem RealMem/ --persona Adeleke_Okonjo --out realmem-bench
+    """
     from memory.bench.realmem import realmem_to_bench
 
     output_folder(out, "--out")
@@ -83,7 +102,12 @@ def bench_from_realmem(source: Path, out: Path, force: bool, persona: str | None
 def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
                            force: bool, path_map: tuple[str, ...]) -> None:
     """Claude Code transcripts (.jsonl files or folders) as a bench: per turn, the memory lines
-    the agent read and recalled in its reply; the notes are copied into the bench."""
+    the agent read and recalled in its reply; the notes are copied into the bench.
+
+    \b
+    Example:
+      notes bench from-transcripts ~/.claude/projects/-home-me-app --notes ~/notes --out my-bench
+    """
     from memory.bench.mining import transcripts_to_bench
     from memory.bench.transcripts import parse_path_map
 
@@ -129,7 +153,12 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, half: st
               out: Path | None, backends: str, levers: str | None, vectors: Path | None,
               as_json: bool) -> None:
     """Run the policies on a bench (index in a temporary folder, usage log off) and write the
-    report: Markdown, JSON, per-question results and a plot of hit rate against tokens."""
+    report: Markdown, JSON, per-question results and a plot of hit rate against tokens.
+
+    \b
+    Example:
+      notes bench run my-bench --policies ladder@1,recall@1000,fragments@5
+    """
     import shlex
 
     from memory.bench.report import FILES, PLOT_HINT, policy_table, routing_text, write_report
@@ -159,129 +188,6 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, half: st
                f"{target / FILES['markdown']}")
 
 
-@bench.command("visible")
-@click.option("--benches", help="Comma-separated, from: locomo, locomo-sessions, "
-              "locomo-followups, locomo-sessions-followups, example-followups, realmem "
-              "(default: all).")
-@click.option("--policies", help="Comma-separated, as for `notes bench run` (default: all).")
-@click.option("--limit", type=click.IntRange(1), help="Run only the first N questions of "
-              "each bench.")
-@click.option("--locomo", type=click.Path(dir_okay=False, path_type=Path),
-              envvar="NOTES_BENCH_LOCOMO", show_envvar=True, help="LoCoMo's locomo10.json "
-              "(default: shared/bench/locomo/locomo10.json beside the checkout, or two levels "
-              "up from a worktree); only the LoCoMo benches need it.")
-@click.option("--realmem", type=click.Path(file_okay=False, path_type=Path),
-              envvar="NOTES_BENCH_REALMEM", show_envvar=True, help="RealMem's folder of "
-              "*_dialogues_256k.json (or its parent; default: shared/bench/realmem beside the "
-              "checkout, or two levels up from a worktree); only the realmem bench needs it.")
-@click.option("--work", type=click.Path(file_okay=False, path_type=Path),
-              help="Build the benches here and keep them (default: a temporary folder, "
-              "removed at the end).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("visible-report"), show_default=True,
-              help="Where to write each bench's report (OUT/BENCH/) and summary.md|json.")
-@click.option("--backend", default="whoosh", show_default=True,
-              help="The index backend (whoosh, tantivy).")
-@click.option("--levers", help="Retrieval levers of every run, as for `notes bench run`.")
-@json_option
-def bench_visible(benches: str | None, policies: str | None, limit: int | None,
-                  locomo: Path | None, realmem: Path | None, work: Path | None, out: Path,
-                  backend: str, levers: str | None, as_json: bool) -> None:
-    """Rebuild every visible bench (LoCoMo, per session, both follow-up variants, the example
-    store's follow-ups, RealMem), run the policies on each, write their reports and print one
-    summary: best ladder-family margin over the fragments curve, routing, follow-up keep
-    ratios."""
-    import shlex
-
-    _import_checkout_benchmarks("visible", Path("benchmarks") / "visible" / "run.py")
-    from benchmarks.visible.run import (
-        SUMMARY_FILES,
-        VisibleOptions,
-        check_options,
-        parse_benches,
-        run_visible,
-    )
-    from benchmarks.visible.summary import keep_table, summary_table
-
-    try:
-        names = parse_benches(benches)
-    except NotesError as exc:
-        raise click.UsageError(str(exc)) from exc
-    from memory.retrieval.levers import parse_levers
-
-    _require_backends([backend])
-    options = VisibleOptions(names, out, _split(policies or "") or None, limit, locomo,
-                             work=work, backend=backend, levers=parse_levers(levers),
-                             realmem=realmem)
-    check_options(options)  # the cheap checks first: a bad name leaves no folder behind
-    output_folder(out, "--out")
-    if work is not None:
-        output_folder(work, "--work")
-    progress = _bench_progress()
-    summary = run_visible(options, "notes " + shlex.join(sys.argv[1:]),
-                          lambda line: click.echo(line, err=True), progress)
-    if as_json:
-        click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
-        return
-    kept = keep_table(summary)
-    click.echo(summary_table(summary) + (f"\n\nKeep ratios per policy:\n\n{kept}" if kept
-                                         else ""))
-    click.echo(f"\nsummary in {out / SUMMARY_FILES['markdown']}")
-
-
-@bench.command("perf")
-@click.option("--scale", type=click.FloatRange(0, 100, min_open=True), default=1.0,
-              show_default=True, help="Store size: 1 ≈ 220 notes and 1 M cl100k tokens.")
-@click.option("--scales", help="Comma-separated scales for the growth table and plot (e.g. "
-              "0.25,1,4,10); replaces --scale.")
-@click.option("--backend", "backends", default="whoosh", show_default=True,
-              help="Comma-separated index backends to measure side by side: whoosh, tantivy.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("perf-report"), show_default=True,
-              help="Where to write performance.md, .json and .png.")
-@click.option("--work", type=click.Path(file_okay=False, path_type=Path),
-              help="Keep the generated stores here (default: a temporary folder, removed).")
-@click.option("--queries", type=click.IntRange(5, 5000), default=200, show_default=True,
-              help="Questions drawn from each store.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Generator seed.")
-@click.option("--runs", type=click.IntRange(1, 100), default=7, show_default=True,
-              help="Cold processes and one-note updates timed per figure.")
-@click.option("--generate-only", is_flag=True,
-              help="Write the store of --scale (notes/, queries.jsonl) into --work and stop.")
-def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work: Path | None,
-               queries: int, seed: int, runs: int, generate_only: bool) -> None:
-    """Speed and scale: generate stores, then measure index build, one-note freshness
-    (library and `notes watch`), warm suggest/section_map/read_section, cold CLI processes,
-    the prompt hook (cold and through the MCP server, beside a bare python), MCP round trips
-    and server memory, beside ripgrep and SQLite FTS5."""
-    import shlex
-
-    _import_checkout_benchmarks("perf", Path("benchmarks") / "perf" / "run.py")
-    from benchmarks.perf.generator import generate_store
-    from benchmarks.perf.report import FILES, targets_table, write_report
-    from benchmarks.perf.run import PerfOptions, parse_backends, parse_scales, run_perf
-
-    if work is not None:
-        output_folder(work, "--work")
-    if generate_only:
-        if work is None:
-            raise click.UsageError("--generate-only writes the store into --work DIR")
-        click.echo(json.dumps(generate_store(work, scale, seed, queries)))
-        return
-    try:
-        chosen = parse_scales(scales) if scales else [scale]
-        options = PerfOptions(chosen, parse_backends(backends), seed, queries, runs, runs,
-                              work=work, hook_runs=min(queries, 3 * runs))
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from exc
-    _require_backends(options.backends)
-    output_folder(out, "--out")
-    data = run_perf(options, "notes " + shlex.join(sys.argv[1:]),
-                    lambda line: click.echo(line, err=True))
-    data = write_report(data, out)
-    click.echo(targets_table(data) + f"\n\nreport in {out / FILES['markdown']}")
-
-
 def _require_backends(names: list[str]) -> None:
     """Refuse, naming the flag, a --backend whose package is not installed (before any
     bench is built or run)."""
@@ -304,17 +210,3 @@ def _bench_progress() -> Callable[[int], None] | None:
             click.echo(f"\r{done} questions run", err=True, nl=False)
 
     return show
-
-
-def _import_checkout_benchmarks(command: str, marker: Path) -> None:
-    """`notes bench perf` and `notes bench visible` measure the project itself: their drivers
-    live in the checkout's benchmarks/, outside the installed package."""
-    import memory
-
-    checkout = Path(memory.__file__).resolve().parent.parent
-    if not (checkout / marker).is_file():
-        raise NotesError(f"`notes bench {command}` measures the project from a checkout of it, "
-                         f"where {marker.parent} lives (clone the project and `pip install -e "
-                         ".`); an installed package does not carry it")
-    if str(checkout) not in sys.path:
-        sys.path.insert(0, str(checkout))

@@ -40,7 +40,12 @@ EXAMPLE_QUESTIONS = EXAMPLE_STORE.parent / "benchmarks" / "followups" / "questio
 @click.pass_context
 def index(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
     """Bring the index up to date with the notes (only changed notes are re-indexed), then
-    merge the small index segments that quick updates left behind."""
+    merge the small index segments that quick updates left behind.
+
+    \b
+    Example:
+      notes index --rebuild
+    """
     notes = _notes(ctx)
     if sys.stderr.isatty() and not as_json:
         report = _with_progress(lambda p: notes.refresh_index(rebuild, p))
@@ -80,7 +85,12 @@ def _index_summary(report: RefreshReport, notes: Notes) -> str:
 def embed(ctx: click.Context, as_json: bool) -> None:
     """Embed every note's lines for semantic routing (NOTES_SEMANTIC=1, the extra
     notes-memory[semantic]): only notes changed since they were last embedded (about 60 ms
-    a line on two cores), and the vectors of gone notes removed."""
+    a line on two cores), and the vectors of gone notes removed.
+
+    \b
+    Example:
+      notes embed
+    """
     from memory.errors import ConfigError
     from memory.retrieval.semantic import INSTALL_HINT, PACKAGE, available
 
@@ -108,7 +118,12 @@ def embed(ctx: click.Context, as_json: bool) -> None:
 def check(ctx: click.Context, strict: bool, restore: bool, accept: bool,
           only_note: str | None, as_json: bool) -> None:
     """Report format problems and changed history entries with file and line; exit 1 when
-    there are errors. --restore or --accept resolve the history ones."""
+    there are errors. --restore or --accept resolve the history ones.
+
+    \b
+    Example:
+      notes check --strict
+    """
     notes = _notes(ctx)
     if restore and accept:
         raise click.UsageError("--restore and --accept are alternatives; pick one")
@@ -130,7 +145,12 @@ def check(ctx: click.Context, strict: bool, restore: bool, accept: bool,
               help="Wait this long after the last change to a note before re-indexing it.")
 @click.pass_context
 def watch(ctx: click.Context, quiet_seconds: float) -> None:
-    """Keep the index fresh while notes change on disk (Ctrl-C to stop)."""
+    """Keep the index fresh while notes change on disk (Ctrl-C to stop).
+
+    \b
+    Example:
+      notes watch --quiet-seconds 2
+    """
     from memory.state.watch import Watcher
 
     notes = _notes(ctx)
@@ -191,7 +211,13 @@ def serve(ctx: click.Context, read_only: bool, http_port: int | None, host: str 
           allow_hosts: tuple[str, ...], token_file: bool, max_sessions: int | None,
           session_idle: float | None, no_hook_socket: bool) -> None:
     """Run the MCP server for this store (stdio by default; logs on stderr). While it runs
-    it also answers the prompt hook of this store, much faster than a hook process alone."""
+    it also answers the prompt hook of this store, much faster than a hook process alone.
+
+    \b
+    Examples:
+      notes serve --read-only
+      notes serve --http 8765
+    """
     from memory.fronts.mcp.http_guard import http_settings
 
     http_only = {"--host": host, "--allow-host": allow_hosts, "--token-file": token_file,
@@ -217,7 +243,12 @@ def serve(ctx: click.Context, read_only: bool, http_port: int | None, host: str 
 def tokens(ctx: click.Context, questions: Path | None, as_json: bool) -> None:
     """Token cost of the MCP tool catalog, per tool, and of a typical answer of each rung,
     and the share of recall's and read_section's answers that is framing (labels, the last
-    line), not note text; exit 1 when a figure is over the committed budget."""
+    line), not note text; exit 1 when a figure is over the committed budget.
+
+    \b
+    Example:
+      notes --example tokens
+    """
     from memory.fronts.mcp import server as mcp_server
 
     config = _notes(ctx).config
@@ -256,7 +287,12 @@ def promote(ctx: click.Context, days: int, min_sessions: int, demote_days: int,
             report_dir: Path | None, apply_: tuple[str, str] | None, line: str | None,
             dry_run: bool, nightly: bool, as_json: bool) -> None:
     """Report which history entries deserve the state (from the usage log), state lines
-    nobody asks about, and routing misses; or --apply one promotion."""
+    nobody asks about, and routing misses; or --apply one promotion.
+
+    \b
+    Example:
+      notes promote --days 30 --report-dir reports
+    """
     from memory.services import promote_report
     from memory.services.promote import apply_promotion, build_report
 
@@ -330,7 +366,12 @@ def _write_replacing(path: Path, text: str) -> None:
 
 @cli.group()
 def hook() -> None:
-    """Hooks for agent front ends (Claude Code)."""
+    """Hooks for agent front ends (Claude Code).
+
+    \b
+    Example:
+      echo '{"prompt": "how do we deploy?"}' | notes --example hook user-prompt
+    """
 
 
 @hook.command("user-prompt")
@@ -338,7 +379,12 @@ def hook() -> None:
 def hook_user_prompt(ctx: click.Context) -> None:
     """UserPromptSubmit hook: JSON on stdin, suggested notes as added context on stdout.
     Answered by the store's MCP server when one runs, else here. Never fails the prompt:
-    problems are logged and it exits 0 with no output."""
+    problems are logged and it exits 0 with no output.
+
+    \b
+    Example:
+      echo '{"prompt": "how do we deploy?"}' | notes --example hook user-prompt
+    """
     from memory.services import hook as prompt_hook
 
     lazy: _LazyNotes = ctx.find_root().obj

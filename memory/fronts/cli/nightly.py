@@ -37,7 +37,12 @@ def install_nightly(ctx: click.Context, at: str, report_dir: Path | None, schedu
                     dry_run: bool) -> None:
     """Run the promotion report of the store in use every night (`notes promote --nightly`,
     every path absolute), with a systemd user timer or a crontab line; running it again
-    replaces the store's entry, and `notes status` shows its last run."""
+    replaces the store's entry, and `notes status` shows its last run.
+
+    \b
+    Example:
+      notes install nightly --at 03:30 --dry-run
+    """
     from memory.services.nightly import Job, Tools, choose_scheduler, parse_at
     from memory.services.nightly import install as install_job
     from memory.services.nightly_run import default_report_dir
@@ -65,7 +70,12 @@ def install_nightly(ctx: click.Context, at: str, report_dir: Path | None, schedu
 @click.pass_context
 def uninstall_nightly(ctx: click.Context, dry_run: bool) -> None:
     """Remove the nightly report of the store in use: its crontab lines, or its timer and
-    service (nothing else of your crontab or timers). The reports stay."""
+    service (nothing else of your crontab or timers). The reports stay.
+
+    \b
+    Example:
+      notes uninstall nightly --dry-run
+    """
     from memory.services.nightly import Tools
     from memory.services.nightly import uninstall as uninstall_job
 

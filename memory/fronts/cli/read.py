@@ -30,7 +30,13 @@ def suggest(ctx: click.Context, query: str, limit: int, context: str | None,
             asked_on: dt.datetime | None, as_json: bool) -> None:
     """Rung 1: which notes may answer QUERY (Spanish or English, accents optional). Notes
     this shell session read in the last 30 minutes rank a little higher, and so do notes
-    with an entry inside a day, week or month QUERY names ("on 3 November", "last week")."""
+    with an entry inside a day, week or month QUERY names ("on 3 November", "last week").
+
+    \b
+    Examples:
+      notes suggest "why did the invoice search time out"
+      notes --example suggest "rollback" -c "the deploy of friday failed"
+    """
     _emit(as_json, _notes(ctx).suggest(query, limit, context, today=_day(asked_on)),
           render.suggestions)
 
@@ -46,7 +52,12 @@ def map_(ctx: click.Context, note: str, query: str | None, context: str | None,
          asked_on: dt.datetime | None, as_json: bool) -> None:
     """Rung 2: every section of NOTE with its id, kind, date and token cost. With --query:
     match scores, the best entries only, and the matching blocks of long sections; with
-    --context too, a vague query leans on the conversation (alone, it scores the sections)."""
+    --context too, a vague query leans on the conversation (alone, it scores the sections).
+
+    \b
+    Example:
+      notes --example map decisions/postgres-partitioning -q retention
+    """
     _emit(as_json, _notes(ctx).section_map(note, query, today=_day(asked_on),
                                            context=context), render.section_map)
 
@@ -59,7 +70,12 @@ def map_(ctx: click.Context, note: str, query: str | None, context: str | None,
 def read(ctx: click.Context, note: str, section: str | None, as_json: bool) -> None:
     """Rung 3: the text of one SECTION of NOTE: an id, unique prefix or #N; blocks of it
     (ID:b3 or ID:b3-5); or the history entries of a date or range (2026-11-03, 2026-11,
-    2026-11-01..2026-11-15). The whole note when SECTION is left out."""
+    2026-11-01..2026-11-15). The whole note when SECTION is left out.
+
+    \b
+    Example:
+      notes --example read decisions/postgres-partitioning state
+    """
     _emit(as_json, _notes(ctx).read_section(note, section), render.section_text)
 
 
@@ -74,7 +90,12 @@ def read(ctx: click.Context, note: str, section: str | None, as_json: bool) -> N
 def recall(ctx: click.Context, query: str, budget: int, context: str | None,
            asked_on: dt.datetime | None, as_json: bool) -> None:
     """The best evidence for QUERY that fits BUDGET tokens, across the top notes: the best
-    note's state, then blocks by score, each labelled with note, section and date."""
+    note's state, then blocks by score, each labelled with note, section and date.
+
+    \b
+    Example:
+      notes --example recall "who rotates the secrets" --budget 800
+    """
     _emit(as_json, _notes(ctx).recall(query, budget, context, today=_day(asked_on)),
           render.recalled)
 
@@ -83,5 +104,10 @@ def recall(ctx: click.Context, query: str, budget: int, context: str | None,
 @json_option
 @click.pass_context
 def list_(ctx: click.Context, as_json: bool) -> None:
-    """Every note with its title, tokens, entries and last entry date."""
+    """Every note with its title, tokens, entries and last entry date.
+
+    \b
+    Example:
+      notes --example list
+    """
     _emit(as_json, _notes(ctx).list_notes(), render.note_list)

@@ -94,7 +94,12 @@ def _store_or_new_default(ctx: click.Context, cwd: Path | None, dry_run: bool) -
 def init(ctx: click.Context, folder: Path | None, force: bool, as_json: bool) -> None:
     """Make FOLDER a store (default: --notes, else your per-user store): the marker
     .notes.toml, a .gitignore for the derived .notes/ folder, and a starter note. Safe to run
-    twice."""
+    twice.
+
+    \b
+    Example:
+      notes init ~/notes
+    """
     from memory.services.stores import init_store
 
     root = _root(ctx)
@@ -132,7 +137,12 @@ def import_(ctx: click.Context, sources: tuple[Path, ...], claude: bool, project
             prefix: str | None, dry_run: bool, as_json: bool) -> None:
     """Bring existing memory in: Markdown files or folders (front matter optional), or with
     --claude this project's Claude Code memory. Each file becomes a note with every line
-    kept; the sources are only read; importing again creates nothing new."""
+    kept; the sources are only read; importing again creates nothing new.
+
+    \b
+    Example:
+      notes import --claude --dry-run
+    """
     from memory.api import Notes
     from memory.services.importer import claude_sources, import_sources, path_sources
 
@@ -178,7 +188,12 @@ def _import_text(report: ImportReport) -> str:
 def status(ctx: click.Context, project: Path, as_json: bool) -> None:
     """The store in use and why, its notes and tokens, index freshness, the usage log,
     whether Claude Code is wired (which files), and every problem with the next step; exit 1
-    when something is broken."""
+    when something is broken.
+
+    \b
+    Example:
+      notes doctor
+    """
     from memory.services.status import store_status
 
     root = _root(ctx)
@@ -252,7 +267,12 @@ def _nightly_text(nightly: dict[str, Any]) -> str:
 # -- install / uninstall ------------------------------------------------------------------
 @click.group()
 def install() -> None:
-    """Register this store with an agent front end."""
+    """Register this store with an agent front end.
+
+    \b
+    Example:
+      notes install claude-code --scope user
+    """
 
 
 @install.command("claude-code")
@@ -264,7 +284,12 @@ def install_claude(ctx: click.Context, scope: str, project: Path, dry_run: bool)
     """Register the MCP server and the UserPromptSubmit hook with Claude Code (merging into
     existing settings; a backup of each changed file; running it twice changes nothing).
     The store: --notes, NOTES_DIR, the nearest store from the project, or your default
-    store (created if missing); never the example unless named."""
+    store (created if missing); never the example unless named.
+
+    \b
+    Example:
+      notes install claude-code --dry-run
+    """
     from memory.services.install import install_claude_code, plan_wiring
 
     project = project.resolve()
@@ -304,7 +329,12 @@ def _new_default_store(ctx: click.Context, default: Path, dry_run: bool) -> str:
 
 @click.group()
 def uninstall() -> None:
-    """Remove what `notes install` added to an agent front end."""
+    """Remove what `notes install` added to an agent front end.
+
+    \b
+    Example:
+      notes uninstall claude-code --dry-run
+    """
 
 
 @uninstall.command("claude-code")
@@ -314,7 +344,12 @@ def uninstall() -> None:
 def uninstall_claude(scope: str, project: Path, dry_run: bool) -> None:
     """Remove exactly the MCP server and the prompt hook that install added (other servers,
     hooks and settings untouched; a backup of each changed file; a file install created and
-    nothing else uses is deleted)."""
+    nothing else uses is deleted).
+
+    \b
+    Example:
+      notes uninstall claude-code --dry-run
+    """
     from memory.services.install import uninstall_claude_code
 
     _show(uninstall_claude_code(scope, project.resolve(), Path.home(), _backups(), dry_run),

@@ -24,7 +24,12 @@ from memory.fronts.cli import (
 @click.pass_context
 def new(ctx: click.Context, note: str, title: str, tags: str, aliases: str,
         as_json: bool) -> None:
-    """Create NOTE with an empty state and history."""
+    """Create NOTE with an empty state and history.
+
+    \b
+    Example:
+      notes new infra/redis --title "Redis" --tags cache,infra
+    """
     result = _notes(ctx).create_note(note, title, _split(tags), _split(aliases))
     _emit(as_json, result, render.write_result)
 
@@ -41,7 +46,12 @@ allow_empty_option = click.option("--allow-empty", is_flag=True,
 @click.pass_context
 def state(ctx: click.Context, note: str, allow_empty: bool, as_json: bool) -> None:
     """Replace NOTE's state with the text on stdin (the heading is kept). An empty text is
-    refused unless --allow-empty (which clears the state)."""
+    refused unless --allow-empty (which clears the state).
+
+    \b
+    Example:
+      echo "- Redis 7 on the cache hosts, allkeys-lru." | notes state infra/redis
+    """
     result = _notes(ctx).write_state(note, _stdin("the new state"), allow_empty)
     _emit(as_json, result, render.write_result)
 
@@ -56,7 +66,12 @@ def state(ctx: click.Context, note: str, allow_empty: bool, as_json: bool) -> No
 def log(ctx: click.Context, note: str, title: str, date: str | None, allow_empty: bool,
         as_json: bool) -> None:
     """Append a dated history entry to NOTE; its body is read from stdin (an empty body is
-    refused unless --allow-empty)."""
+    refused unless --allow-empty).
+
+    \b
+    Example:
+      echo "Sessions moved to their own Redis." | notes log infra/redis --title "Sessions split"
+    """
     result = _notes(ctx).append_history(note, title, _stdin("the entry's body"), date,
                                         allow_empty)
     _emit(as_json, result, render.write_result)

@@ -1,0 +1,70 @@
+"""The house's import rules, read from the source (docs/architecture.md, "Layers"):
+
+- whoosh and tantivy are imported only under memory/index/ (the backends);
+- nothing under memory/ but the front ends (memory/fronts/, and memory/__main__.py, which is
+  ``python -m memory``: the CLI) imports memory.fronts: the arrows run down, from the fronts
+  to the library, never back up;
+- nothing under memory/ edits sys.path: what the library needs it imports as a package (the
+  project's own measures live in benchmarks/, run with ``python -m benchmarks``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MEMORY = ROOT / "memory"
+ENTRY = Path("memory", "__main__.py")
+
+
+def _modules() -> Iterator[tuple[Path, ast.Module]]:
+    for path in sorted(MEMORY.rglob("*.py")):
+        yield path.relative_to(ROOT), ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def _imported(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """Every module an import statement names, at any depth (lazy imports too)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield node.lineno, node.module
+            yield from ((node.lineno, f"{node.module}.{alias.name}") for alias in node.names)
+
+
+def _is(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_search_engines_only_under_memory_index() -> None:
+    wrong = [f"{path}:{line}: {name}" for path, tree in _modules()
+             if path.parts[:2] != ("memory", "index")
+             for line, name in _imported(tree)
+             if _is(name, "whoosh") or _is(name, "tantivy")]
+    assert wrong == []
+
+
+def test_only_the_fronts_import_the_fronts() -> None:
+    wrong = [f"{path}:{line}: {name}" for path, tree in _modules()
+             if path.parts[:2] != ("memory", "fronts") and path != ENTRY
+             for line, name in _imported(tree) if _is(name, "memory.fronts")]
+    assert wrong == []
+
+
+def test_no_sys_path_edits_in_the_library() -> None:
+    wrong = [f"{path}:{node.lineno}" for path, tree in _modules() for node in ast.walk(tree)
+             if isinstance(node, ast.Attribute) and node.attr == "path"
+             and isinstance(node.value, ast.Name) and node.value.id == "sys"]
+    assert wrong == []
+
+
+def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
+    """The checks find each kind of breach in a module written for the purpose."""
+    tree = ast.parse("import sys\nimport whoosh.index\n\ndef f():\n"
+                     "    from memory.fronts import render\n    sys.path.insert(0, '.')\n")
+    names = [name for _, name in _imported(tree)]
+    assert any(_is(n, "whoosh") for n in names)
+    assert any(_is(n, "memory.fronts") for n in names)
+    assert any(isinstance(n, ast.Attribute) and n.attr == "path" for n in ast.walk(tree))

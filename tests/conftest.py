@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from scratch import Scratch
 
 import reliability
 from memory import Notes, load_config

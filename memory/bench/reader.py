@@ -33,7 +33,6 @@ from memory.index import (
 from memory.model.text import split_lines
 from memory.retrieval.ladder import Ladder, SectionMap, Suggestions
 from memory.retrieval.levers import DEFAULT, Levers
-from memory.retrieval.recall import fill, gather
 from memory.state.store import LoadedNote, Store
 
 T = TypeVar("T")
@@ -129,8 +128,8 @@ class BenchReader:
                today: dt.date | None = None, hierarchy: bool = True) -> dict[int, str]:
         """The budgeted rung at each budget, rendered, from one search (no session prior:
         a bench has no session)."""
-        gathered = gather(self.ladder, query, context, today, hierarchy=hierarchy)
-        return {b: render.recalled(fill(self.ladder, gathered, b)) for b in budgets}
+        gathered = self.ladder.gather(query, context, today, hierarchy=hierarchy)
+        return {b: render.recalled(self.ladder.fill(gathered, b)) for b in budgets}
 
     def read(self, note: str, section: str) -> str:
         """``read_section`` rendered; the same (note, section) is read from a cache."""

@@ -23,7 +23,8 @@ k1, e5, blocks, coverage, windows or all)
   by their normalised BM25F score plus ``weight`` times that similarity; then the same with
   windows of two consecutive lines embedded together (a turn and its reply; kept in
   ``BENCH/windows2.npz`` for the next run).
-- ``blocks``: the block-route lever's share of the best block (:mod:`memory.retrieval.stages.block_route`,
+- ``blocks``: the block-route lever's share of the best block
+  (:mod:`memory.retrieval.stages.block_route`,
   0.5 by default) at 0, 0.25, 0.5, 0.75 and 1.
 - ``coverage``: the coverage lever's share of the best line's coverage
   (:mod:`memory.retrieval.coverage`, 0.75 by default) at 0, 0.25, 0.5, 0.75 and 1.

@@ -19,6 +19,8 @@ routing on them too, but its two store-wide searches make suggest about 8 times 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from memory.errors import ConfigError, InvalidArgument
 from memory.retrieval.stages import REGISTRY
 
@@ -84,6 +86,20 @@ def _levers(*names: str) -> Levers:
 DEFAULT = Levers(**{name.replace("-", "_"): True for stage in REGISTRY if stage.default
                     for name in (stage.name,)})
 ALL = Levers(**{flag: True for flag in _FLAGS})
+
+
+class Registered(NamedTuple):
+    """One registered lever as ``notes bench run --levers list`` shows it."""
+
+    name: str
+    default: bool
+    summary: str
+    points: tuple[str, ...]  # where it acts (:data:`memory.retrieval.stages.base.POINTS`)
+
+
+def registered() -> list[Registered]:
+    """Every registered lever, in the registry's order."""
+    return [Registered(s.name, s.default, s.summary, s.points()) for s in REGISTRY]
 
 
 def store_levers(chosen: str = "", semantic: bool = False) -> Levers:

@@ -27,7 +27,6 @@ from memory.bench.policies import QuestionPass, Reading, question_day
 from memory.bench.questions import bench_paths, line_set, read_questions
 from memory.bench.reader import BenchReader, bench_config
 from memory.fronts import render
-from memory.retrieval.recall import fill, gather
 
 BUDGETS = (250, 500, 1000, 2000)
 LIMIT = 0.15
@@ -88,9 +87,9 @@ def main(bench: Path, limit: int | None) -> None:
         for question in read_questions(questions, limit):
             if not question.answer_lines:
                 continue
-            gathered = gather(ladder, question.question,
-                              " ".join(question.context) or None, question_day(question))
-            results = {b: fill(ladder, gathered, b) for b in BUDGETS}
+            gathered = ladder.gather(question.question, " ".join(question.context) or None,
+                                     question_day(question))
+            results = {b: ladder.fill(gathered, b) for b in BUDGETS}
             hits = {}
             for budget, result in results.items():
                 text = render.recalled(result)

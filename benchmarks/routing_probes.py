@@ -23,7 +23,8 @@ k1, e5, blocks, coverage, windows or all)
   by their normalised BM25F score plus ``weight`` times that similarity; then the same with
   windows of two consecutive lines embedded together (a turn and its reply; kept in
   ``BENCH/windows2.npz`` for the next run).
-- ``blocks``: the block-route lever's share of the best block (:mod:`memory.retrieval.routing`,
+- ``blocks``: the block-route lever's share of the best block
+  (:mod:`memory.retrieval.stages.block_route`,
   0.5 by default) at 0, 0.25, 0.5, 0.75 and 1.
 - ``coverage``: the coverage lever's share of the best line's coverage
   (:mod:`memory.retrieval.coverage`, 0.75 by default) at 0, 0.25, 0.5, 0.75 and 1.
@@ -50,7 +51,7 @@ from typing import Any
 
 import memory.index.whoosh.index as whoosh_index
 import memory.retrieval.coverage as line_coverage
-import memory.retrieval.routing as routing
+import memory.retrieval.stages.block_route as block_route
 from memory.api import Notes
 from memory.bench.policies import question_day
 from memory.bench.questions import Question, QuestionWriter, bench_paths, read_questions
@@ -305,14 +306,14 @@ def share_rates(bench: Path, label: str, module: Any, name: str, levers: Levers)
 
 def probe_blocks(bench: Path) -> None:
     """The block-route lever's share (0.5 in the lever), on the default levers."""
-    share_rates(bench, "blocks", routing, "BLOCK_SHARE",
-                dataclasses.replace(DEFAULT, block_route=True))
+    share_rates(bench, "blocks", block_route, "BLOCK_SHARE",
+                DEFAULT.replace(block_route=True))
 
 
 def probe_coverage(bench: Path) -> None:
     """The coverage lever's share (0.75 in the lever), on the default levers."""
     share_rates(bench, "coverage", line_coverage, "SHARE",
-                dataclasses.replace(DEFAULT, coverage=True))
+                DEFAULT.replace(coverage=True))
 
 
 def probe_windows(bench: Path) -> None:

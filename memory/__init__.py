@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     )
     from memory.model.note import Note, Section, parse_note
     from memory.model.results import NoteSummary, WriteResult
-    from memory.retrieval.ladder import MapRow, SectionMap, SectionText, SuggestHit, Suggestions
+    from memory.retrieval.results import MapRow, SectionMap, SectionText, SuggestHit, Suggestions
 
 _HOMES = {
     "memory.api": ("Notes",),

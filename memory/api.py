@@ -206,10 +206,8 @@ class Notes:
         """``recall`` at each of ``budgets`` from one search, without a session prior and
         not logged (a bench's budgets); ``hierarchy=False`` ranks blocks by their own score
         alone (:func:`memory.retrieval.recall.gather`)."""
-        from memory.retrieval.recall import fill, gather
-
-        gathered = gather(self.ladder, query, context, today, hierarchy=hierarchy)
-        return {b: fill(self.ladder, gathered, b) for b in budgets}
+        gathered = self.ladder.gather(query, context, today, hierarchy=hierarchy)
+        return {b: self.ladder.fill(gathered, b) for b in budgets}
 
     def search_paragraphs(self, query: str, limit: int, context: str | None = None
                           ) -> list[tuple[StoredPart, float]]:

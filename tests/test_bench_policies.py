@@ -19,7 +19,6 @@ from memory.bench.report import wilson, write_report
 from memory.bench.run import RunResult, run_bench
 from memory.fronts import render
 from memory.index import parse_query
-from memory.retrieval.recall import fill, gather
 from memory.services.hook import hook_text, topic_words
 
 NOTES = {
@@ -216,8 +215,8 @@ def expected_tokens(notes: Notes, folder: Path, query: str, gold: str) -> dict[s
         return total
 
     def recalled(budget: int, hierarchy: bool = True) -> int:
-        gathered = gather(notes.ladder, query, hierarchy=hierarchy)
-        return count(render.recalled(fill(notes.ladder, gathered, budget)))
+        gathered = notes.ladder.gather(query, hierarchy=hierarchy)
+        return count(render.recalled(notes.ladder.fill(gathered, budget)))
 
     return {"ladder@1": table + climb(top[0]), "ladder@2": table + sum(map(climb, top[:2])),
             "ladder-oracle": climb(gold), "ladder-zoom@1": table + zoom(top[0]),

@@ -21,8 +21,9 @@ from memory.index import parse_query
 from memory.retrieval import semantic
 from memory.retrieval.coverage import LineCoverage
 from memory.retrieval.levers import ALL, DEFAULT, Levers, parse_levers
-from memory.retrieval.recall import RRF_K, Gathered, gather
-from memory.retrieval.routing import with_feedback
+from memory.retrieval.recall import Gathered
+from memory.retrieval.stages.feedback import with_feedback
+from memory.retrieval.stages.fusion import RRF_K
 
 
 def session(title: str, day: str, lines: list[str]) -> str:
@@ -125,7 +126,7 @@ def test_across_spreads_only_a_question_that_asks_across_time(sessions: Notes) -
 def test_fusion_ranks_blocks_by_reciprocal_ranks(sessions: Notes) -> None:
     ladder = sessions.ladder
     ladder.levers = Levers(fusion=True)
-    fused = gather(ladder, "kayak trip coast beach")
+    fused = ladder.gather("kayak trip coast beach")
     top = fused.units[0]
     # the best block, of the best section, of the best note: rank 1 on each of three signals
     assert top.note == "trip/session-01"
@@ -133,7 +134,7 @@ def test_fusion_ranks_blocks_by_reciprocal_ranks(sessions: Notes) -> None:
     assert 2 / (RRF_K + 1) < top.score <= 5 / (RRF_K + 1)
     assert all(u.score <= 5 / (RRF_K + 1) for u in fused.units)
     ladder.levers = Levers()
-    assert gather(ladder, "kayak trip coast beach").units[0].score > 1.0  # the weighted sum
+    assert ladder.gather("kayak trip coast beach").units[0].score > 1.0  # the weighted sum
 
 
 def test_feedback_adds_the_best_paragraphs_words_at_low_weight(sessions: Notes) -> None:
@@ -141,7 +142,7 @@ def test_feedback_adds_the_best_paragraphs_words_at_low_weight(sessions: Notes) 
     words (nordfjord, glacier…), below the message's weight, so the fourth session, which
     shares only them, is routed second."""
     ladder = sessions.ladder
-    parsed = with_feedback(ladder, parse_query("seals"))
+    parsed = with_feedback(ladder.reader, parse_query("seals"))
     added = {word for (word, _exact), _weight in parsed.expansion}
     assert {"nordfjord", "glacier"} <= added
     assert "seals" not in added
@@ -234,7 +235,7 @@ def test_coverage_counts_a_time_for_a_when_question(tmp_path: Path, question: st
     without a time. Any other question keeps BM25F's order, and so do the scores."""
     notes = Notes(load_config(job_sessions(tmp_path / "notes")), notify=lambda _: None)
     try:
-        notes.ladder.levers = dataclasses.replace(DEFAULT, coverage=False)
+        notes.ladder.levers = DEFAULT.replace(coverage=False)
         plain = [(h.note, h.score) for h in notes.ladder.suggest(question, 3).hits]
         notes.ladder.levers = DEFAULT
         routed = [(h.note, h.score) for h in notes.ladder.suggest(question, 3).hits]
@@ -275,7 +276,7 @@ def test_line_terms_mark_the_lines_that_carry_a_time(tmp_path: Path) -> None:
         for note_id in ("life/session-01", "life/session-02"):
             note = notes.ladder.load(note_id).note
             body = [line for line in note.text.splitlines()[note.body_start:] if line.strip()]
-            terms = notes.ladder.line_coverage().line_terms(notes.ladder, note_id)
+            terms = notes.ladder.line_coverage().line_terms(notes.ladder.reader, note_id)
             timed[note_id] = [body[n] for n in terms.where[coverage_module.TIME]]
     finally:
         notes.close()
@@ -349,7 +350,7 @@ def gathered(store: Path, query: str, *settings: Levers) -> list[Gathered]:
         found = []
         for levers in settings:
             notes.ladder.levers = levers
-            found.append(gather(notes.ladder, query))
+            found.append(notes.ladder.gather(query))
         return found
     finally:
         notes.close()
@@ -578,11 +579,12 @@ def test_coverage_keeps_line_terms_bounded_in_characters(tmp_path: Path,
         assert sizes["work/big"] > small + sizes["work/other"]
         monkeypatch.setattr(coverage_module, "KEPT_CHARS", small + sizes["work/other"] - 1)
         kept = LineCoverage(notes.index.stem_terms, notes.index.stemming())
-        first = {n: kept.line_terms(notes.ladder, n)
+        reader = notes.ladder.reader
+        first = {n: kept.line_terms(reader, n)
                  for n in ("work/scattered", "work/together", "work/other")}
-        assert kept.line_terms(notes.ladder, "work/other") is first["work/other"]  # latest kept
-        assert kept.line_terms(notes.ladder, "work/scattered") is not first["work/scattered"]
-        once = kept.line_terms(notes.ladder, "work/big")
-        assert once.where and kept.line_terms(notes.ladder, "work/big") is not once  # too big
+        assert kept.line_terms(reader, "work/other") is first["work/other"]  # latest kept
+        assert kept.line_terms(reader, "work/scattered") is not first["work/scattered"]
+        once = kept.line_terms(reader, "work/big")
+        assert once.where and kept.line_terms(reader, "work/big") is not once  # too big
     finally:
         notes.close()

@@ -24,7 +24,7 @@ from memory.bench.reader import BenchReader, bench_config
 from memory.fronts import render
 from memory.model.timeexpr import day_of
 from memory.retrieval.ladder import Ladder
-from memory.retrieval.recall import Gathered, Recalled, Unit, fill, gather
+from memory.retrieval.recall import Gathered, Recalled, Unit
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLLOWUPS = ROOT / "benchmarks" / "followups" / "questions.jsonl"
@@ -59,9 +59,9 @@ def monotonicity_breaks(ladder: Ladder, questions: Iterator[Question]) -> tuple[
     ``recall@B`` is missing from ``recall@2B``."""
     checked, broken = 0, []
     for question in questions:
-        gathered = gather(ladder, question.question, " ".join(question.context) or None,
+        gathered = ladder.gather(question.question, " ".join(question.context) or None,
                           day_of(question.date))
-        answers = {b: fill(ladder, gathered, b) for b in (*DOUBLED, 2 * DOUBLED[-1])}
+        answers = {b: ladder.fill(gathered, b) for b in (*DOUBLED, 2 * DOUBLED[-1])}
         broken += [f"{question.id}@{b}: {sorted(not_kept(answers[b], answers[2 * b]))[:3]}"
                    for b in DOUBLED if not_kept(answers[b], answers[2 * b])]
         checked += 1
@@ -130,9 +130,9 @@ def test_a_large_block_does_not_push_out_what_half_the_budget_found(example: Ben
     assert 660 < large.tokens < 700 and sum(u.tokens for u in (*small, gold)) < 500 - 100
     gathered = Gathered("q", None, (large, *small, gold))
     for budget in (500, 1000):
-        assert gold.text in render.recalled(fill(ladder, gathered, budget)), budget
-    assert large.text not in render.recalled(fill(ladder, gathered, 1000))
-    assert large.text in render.recalled(fill(ladder, gathered, 2000))
+        assert gold.text in render.recalled(ladder.fill(gathered, budget)), budget
+    assert large.text not in render.recalled(ladder.fill(gathered, 1000))
+    assert large.text in render.recalled(ladder.fill(gathered, 2000))
 
 
 @settings(max_examples=60, deadline=None)
@@ -151,7 +151,7 @@ def test_more_budget_keeps_every_block_of_any_ranking(example: BenchReader,
         block = sum(1 for u in units if (u.note, u.section) == (f"n/{note}", f"s{section}")) + 1
         units.append(unit(f"n/{note}", f"s{section}", block, words, 1 - rank / 100, ladder))
     gathered = Gathered("q", None, tuple(units))
-    small, large = fill(ladder, gathered, budget), fill(ladder, gathered, 2 * budget)
+    small, large = ladder.fill(gathered, budget), ladder.fill(gathered, 2 * budget)
     assert not_kept(small, large) == set()
     for result in (small, large):
         assert ladder.count(render.recalled(result)) <= result.budget
@@ -164,10 +164,10 @@ def test_every_label_reads_back_its_blocks(example: BenchReader) -> None:
     ladder = example.notes.ladder
     checked = 0
     for question in read_questions(FOLLOWUPS):
-        gathered = gather(ladder, question.question, " ".join(question.context) or None,
+        gathered = ladder.gather(question.question, " ".join(question.context) or None,
                           day_of(question.date))
         note = ""
-        for group in fill(ladder, gathered, 1000).groups:
+        for group in ladder.fill(gathered, 1000).groups:
             head, _, body = group.text.partition("\n")
             found = _LABEL.match(head)
             assert found, head

@@ -48,7 +48,7 @@ from memory.bench.questions import Question, line_set
 from memory.bench.reader import BenchReader, Paragraph
 from memory.errors import NotesError
 from memory.model.timeexpr import day_of
-from memory.retrieval.ladder import SectionMap, Suggestions
+from memory.retrieval.results import SectionMap, Suggestions
 
 SUGGEST_LIMIT = 4
 FRAGMENT_KS = (2, 5, 10, 20, 40, 80)

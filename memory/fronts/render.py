@@ -21,7 +21,7 @@ from memory.retrieval.answers import (
     suggestions,
     table,
 )
-from memory.retrieval.ladder import Suggestions
+from memory.retrieval.results import Suggestions
 from memory.state.check import FileProblem
 
 if TYPE_CHECKING:

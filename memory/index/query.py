@@ -28,7 +28,7 @@ class ParsedQuery:
     ``context`` holds words of the recent conversation, searched with ``context_weight``
     (low) so a vague message still leans toward the topic at hand; a context word whose
     exact term is one of the message's is left out. ``expansion`` holds words added by
-    pseudo-relevance feedback (``memory.retrieval.routing``), each with its own low weight.
+    pseudo-relevance feedback (``memory.retrieval.stages.feedback``), each with its own low weight.
     """
 
     text: str

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memory.retrieval.ladder import SectionMap, SectionText, Suggestions
     from memory.retrieval.recall import Recalled
+    from memory.retrieval.results import SectionMap, SectionText, Suggestions
 
 TOKEN_NOTE = "tokens are cl100k estimates"
 

@@ -51,7 +51,7 @@ from memory.state.keyed_cache import CacheShape, KeyedCache
 
 if TYPE_CHECKING:
     from memory.model.note import Note
-    from memory.retrieval.ladder import Ladder
+    from memory.retrieval.reader import Reader
     from memory.state.store import LoadedNote
 
 POOL = 10  # notes re-ranked: suggest's top ten
@@ -94,7 +94,7 @@ class LineCoverage:
         self._lock = threading.Lock()
         self._file = KeyedCache(cache_file, SHAPE, FILE_BYTES) if cache_file else None
 
-    def rerank(self, ladder: Ladder, parsed: ParsedQuery,
+    def rerank(self, reader: Reader, parsed: ParsedQuery,
                hits: list[SearchHit[StoredNote]]) -> list[SearchHit[StoredNote]]:
         """``hits`` with their first ``POOL`` re-ranked by BM25F share plus ``SHARE`` times
         their coverage of the message's words; a note the message names (its title or file
@@ -105,7 +105,7 @@ class LineCoverage:
         own = {self._term(word, exact): 1.0 for word, exact in parsed.words}
         if len(pool) < 2 or not own or pool[0].score <= 0:
             return hits
-        lines = [self.line_terms(ladder, h.doc.note_id, h.doc.digest) for h in pool]
+        lines = [self.line_terms(reader, h.doc.note_id, h.doc.digest) for h in pool]
         if asks_when(parsed.text) and any(TIME in note.where for note in lines):
             own[TIME] = 1.0  # (asked of candidates none of which says a time, it is a
             # word no line holds: it would only shrink every note's coverage alike)
@@ -128,7 +128,7 @@ class LineCoverage:
         stems = self._stem(word)
         return min(stems) if stems else exact
 
-    def line_terms(self, ladder: Ladder, note_id: str, digest: str = "") -> LineTerms:
+    def line_terms(self, reader: Reader, note_id: str, digest: str = "") -> LineTerms:
         """The stemmed terms of the note's names and of each non-blank line of its body;
         none for a note that cannot be read now. Given the digest the index holds, terms
         kept (in memory, else in the file) are used without reading the note; otherwise
@@ -138,7 +138,7 @@ class LineCoverage:
         if kept is not None:
             return kept
         try:
-            loaded = ladder.load(note_id)
+            loaded = reader.load(note_id)
         except NotesError:
             return LineTerms()
         if loaded.digest == digest:  # looked up already: the note's text is new to both

@@ -1,93 +1,105 @@
-"""Routing and evidence levers: optional steps of ``suggest`` and ``recall``, each switchable
-so that its ablation is reproducible (issue #15 item 4; figures in docs/benchmarks.md,
-"Routing levers: ablations").
+"""Which levers are on: the configuration of the optional stages of ``suggest`` and
+``recall`` (issue #15 item 4; figures in docs/benchmarks.md, "Routing levers: ablations").
 
-- ``spread``: ``recall`` spreads its budget across notes and sections: each block already
-  picked from a block's own section (and, less, from its note) lowers the block's score, so
-  when several sessions score close, the best blocks of each are shown rather than all from
-  one (multi-session questions).
-- ``fusion``: ``recall`` ranks blocks by reciprocal rank fusion of their own rank, their
-  section's and their note's (and the date signals), instead of the weighted sum of
-  normalised scores.
-- ``block-route``: ``suggest`` re-orders its notes by the note's own BM25F score plus half
-  its best block's (each over the best of its kind; the blocks are the paragraphs and the
-  headers of store-wide searches): the session whose one turn holds the message's words
-  together gains on one that holds them scattered. Not in ``recall``'s routing nor the
-  hook's (:func:`memory.retrieval.routing.block_routed_notes`).
-- ``feedback``: pseudo-relevance feedback (RM3-style) for ``suggest``: the words that weigh
-  most in the best paragraphs of a first search join the query at a low weight.
-- ``neighbours``: ``recall`` ranks the blocks next to a matching block (one and two blocks
-  away in its section) with a share of that block's score, so the reply to a matching line,
-  or the line a matching reply answers, can join it though it shares no word with the query.
-- ``names``: ``recall`` halves the own score of a block that matched only words of its
-  note's title (a conversation's speakers, the topic a note is named for): they chose the
-  note, and inside it they do not tell one block from another.
-- ``dates``: ``suggest`` lifts the notes with a matching entry dated inside the message's
-  time expressions of at most a month ("on 3 November", "in May 2023", "last week"),
-  resolved at the question's date, when the message's own words match the dated entry:
-  each scores 1.5 times as much.
-- ``replies``: ``recall`` ranks the block right after a ranked block that asks something
-  (a question mark near its end) with 0.9 of that block's score (``neighbours`` alone gives
-  it half): in a dialogue the turn after a question is its answer, and it rarely repeats the
-  question's words ("How long have you been doing yoga?" / "Three years now").
-- ``coverage``: ``suggest`` re-ranks its 10 best notes by their BM25F score plus 0.75 times
-  the share of the message's words that the note's best single line holds
-  (:mod:`memory.retrieval.coverage`): ``block-route``'s idea read from the candidates' own
-  lines, with no search (their line terms are made as the index reads a note, and kept in
-  ``lines.sqlite``). On by default; not in ``recall``'s routing nor the hook's.
-- ``across``: for a question that asks across time or episodes ("how many…", "in total",
-  "which came first", "¿cuántas veces…?", :func:`memory.model.timeexpr.asks_across`),
-  ``recall`` weighs the blocks of twice as many routed notes and spreads the second half of
-  its budget across sections as ``spread`` does: the answer lies in several sessions, and
-  one session's blocks should not fill the budget (issue #34, item 6).
-- ``semantic``: ``suggest`` re-ranks its 50 best notes with an embedding model's cosine
-  between the message and each note's best line (:mod:`memory.retrieval.semantic`; the
-  optional extra ``notes-memory[semantic]``, on for a store with ``NOTES_SEMANTIC=1``).
+Each lever is a named stage registered in :mod:`memory.retrieval.stages` (one module
+there says what it does and where it acts; ``notes bench run --levers list`` lists them).
+:class:`Levers` is a set of their names, read as flags (``levers.spread``,
+``Levers(block_route=True)``: a name's ``-`` is ``_`` there); :data:`DEFAULT` holds the
+levers whose stage says ``default``; a store's ``NOTES_LEVERS`` and the bench's ``--levers``
+(both read by :func:`parse_levers`) switch them: ``none``, ``all``, ``default``, names
+(only those on) or ``+name``/``-name`` (the default with or without it).
 
-:data:`DEFAULT` holds the levers that are on; a store's ``NOTES_LEVERS`` and the bench's
-``--levers`` (both read by :func:`parse_levers`) switch them.
+On by default: each helped every visible bench or cost none more than a point
+(docs/benchmarks.md, "Routing levers: ablations"; coverage: its "Seventh round", on once
+its line terms were made at index time and its warm p95 met default's); block-route helps
+routing on them too, but its two store-wide searches make suggest about 8 times slower
+(``NOTES_LEVERS=+block-route`` turns it on), and semantic needs the optional model
+(``NOTES_SEMANTIC`` turns it on).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from memory.errors import ConfigError, InvalidArgument
+from memory.retrieval.stages import REGISTRY
 
-NAMES = ("spread", "fusion", "block-route", "feedback", "neighbours", "dates", "names",
-         "replies", "coverage", "across", "semantic")
+NAMES = tuple(stage.name for stage in REGISTRY)
+_FLAGS = {name.replace("-", "_"): name for name in NAMES}
 
 
-@dataclass(frozen=True)
 class Levers:
-    spread: bool = False
-    fusion: bool = False
-    block_route: bool = False
-    feedback: bool = False
-    neighbours: bool = False
-    dates: bool = False
-    names: bool = False
-    replies: bool = False
-    coverage: bool = False
-    across: bool = False
-    semantic: bool = False
+    """The levers that are on, by name; ``levers.x`` says whether lever ``x`` is
+    (``block_route`` for ``block-route``). Immutable, compared and hashed by its names."""
+
+    __slots__ = ("_on",)
+    _on: frozenset[str]
+
+    def __init__(self, **flags: bool) -> None:
+        unknown = [flag for flag in flags if flag not in _FLAGS]
+        if unknown:
+            raise TypeError(f"no lever {unknown[0]!r}; levers are: {', '.join(_FLAGS)}")
+        object.__setattr__(self, "_on", frozenset(_FLAGS[f] for f, on in flags.items() if on))
+
+    def __getattr__(self, flag: str) -> bool:
+        if flag not in _FLAGS:
+            raise AttributeError(f"no lever {flag!r}; levers are: {', '.join(_FLAGS)}")
+        return _FLAGS[flag] in self._on
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Levers are immutable: use replace()")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Levers) and self._on == other._on
+
+    def __hash__(self) -> int:
+        return hash(self._on)
+
+    def __repr__(self) -> str:
+        return f"Levers({', '.join(f'{n.replace(chr(45), chr(95))}=True' for n in self.on())})"
+
+    def __reduce__(self) -> tuple[object, tuple[str, ...]]:
+        return _levers, self.on()
+
+    def chosen(self) -> frozenset[str]:
+        """The names of the levers that are on (a method: a lever may be called anything
+        but ``chosen``, ``replace``, ``on`` and ``label``)."""
+        return self._on
+
+    def replace(self, **flags: bool) -> Levers:
+        """These levers with ``flags`` switched."""
+        current = {flag: name in self._on for flag, name in _FLAGS.items()}
+        return Levers(**(current | flags))
 
     def on(self) -> tuple[str, ...]:
-        return tuple(n for n in NAMES if getattr(self, n.replace("-", "_")))
+        return tuple(n for n in NAMES if n in self._on)
 
     def label(self) -> str:
         return ",".join(self.on()) or "none"
 
 
-# on: each helped every visible bench or cost none more than a point (docs/benchmarks.md,
-# "Routing levers: ablations"; coverage: its "Seventh round", on once its line terms were
-# made at index time and its warm p95 met default's); block-route helps routing on them
-# too, but its two store-wide searches make suggest about 8 times slower
-# (NOTES_LEVERS=+block-route turns it on), and semantic needs the optional model
-# (NOTES_SEMANTIC turns it on)
-DEFAULT = Levers(neighbours=True, dates=True, names=True, replies=True, coverage=True)
-ALL = Levers(**{n.replace("-", "_"): True for n in NAMES})
+def _levers(*names: str) -> Levers:
+    """The levers of these names (what a pickled ``Levers`` is made from)."""
+    return Levers(**{name.replace("-", "_"): True for name in names})
+
+
+DEFAULT = Levers(**{name.replace("-", "_"): True for stage in REGISTRY if stage.default
+                    for name in (stage.name,)})
+ALL = Levers(**{flag: True for flag in _FLAGS})
+
+
+class Registered(NamedTuple):
+    """One registered lever as ``notes bench run --levers list`` shows it."""
+
+    name: str
+    default: bool
+    summary: str
+    points: tuple[str, ...]  # where it acts (:data:`memory.retrieval.stages.base.POINTS`)
+
+
+def registered() -> list[Registered]:
+    """Every registered lever, in the registry's order."""
+    return [Registered(s.name, s.default, s.summary, s.points()) for s in REGISTRY]
 
 
 def store_levers(chosen: str = "", semantic: bool = False) -> Levers:
@@ -106,7 +118,7 @@ def store_levers(chosen: str = "", semantic: bool = False) -> Levers:
     from memory.retrieval.semantic import require
 
     require()
-    return dataclasses.replace(levers, semantic=True)
+    return levers.replace(semantic=True)
 
 
 def parse_levers(text: str | None) -> Levers:
@@ -135,4 +147,4 @@ def parse_levers(text: str | None) -> Levers:
         from memory.retrieval.semantic import require
 
         require()
-    return dataclasses.replace(Levers(), **{n.replace("-", "_"): True for n in chosen})
+    return Levers(**{n.replace("-", "_"): True for n in chosen})

@@ -17,7 +17,7 @@ from memory.errors import AmbiguousSection, InvalidArgument, SectionNotFound
 from memory.model.note import Note, Section
 from memory.model.text import excerpt, split_lines
 from memory.model.timeexpr import dated_inside, parse_date_ref
-from memory.retrieval.ladder import SectionText
+from memory.retrieval.results import SectionText
 from memory.retrieval.zoom import BlockRange, block_text, own_blocks, parse_block_ref
 from memory.state.store import LoadedNote
 from memory.state.tokens import TokenCounter

@@ -23,7 +23,6 @@ from memory.errors import NotesError
 from memory.model.timeexpr import day_of
 from memory.retrieval import answers
 from memory.retrieval.ladder import Ladder
-from memory.retrieval.recall import fill, gather
 
 BUDGETS = (500, 1000, 2000)
 READS = "read_section"
@@ -65,9 +64,9 @@ def measure_framing(ladder: Ladder, questions: Path, limit: float = 0.15
     for question in _questions(questions):
         today = day_of(question.date)
         context = " ".join(question.context) or None
-        gathered = gather(ladder, question.question, context, today)
+        gathered = ladder.gather(question.question, context, today)
         for budget in BUDGETS:
-            result = fill(ladder, gathered, budget)
+            result = ladder.fill(gathered, budget)
             if result.groups:  # "nothing matches" shows no note text to frame
                 text = answers.recalled(result)
                 found[f"recall@{budget}"] = found[f"recall@{budget}"].add(

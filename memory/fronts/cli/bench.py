@@ -125,6 +125,22 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
     click.echo(f"bench written to {out}")
 
 
+def _list_levers(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """``--levers list``: the registered levers (:mod:`memory.retrieval.stages`), then exit."""
+    if value is None or value.strip() != "list" or ctx.resilient_parsing:
+        return value
+    from memory.retrieval.levers import registered
+
+    rows = registered()
+    width = max(len(row.name) for row in rows)
+    for row in rows:
+        state = "on " if row.default else "off"
+        click.echo(f"{row.name:<{width}}  {state}  {row.summary}  [{', '.join(row.points)}]")
+    click.echo("\nturn them on or off with --levers NAME,+NAME,-NAME (or NOTES_LEVERS for a "
+               "store); each is a stage in memory/retrieval/stages/")
+    ctx.exit()
+
+
 @bench.command("run")
 @click.argument("bench_dir", metavar="BENCH", type=click.Path(exists=True, file_okay=False,
                 path_type=Path))
@@ -144,7 +160,8 @@ def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
 @click.option("--levers", help="Retrieval levers for this run: comma-separated names from "
               f"{', '.join(LEVER_NAMES)} (only those on), +NAME/-NAME (the default, "
               f"{', '.join(DEFAULT_LEVERS.on())}, with or without NAME), none, all "
-              "(default: the library's default).")
+              "(default: the library's default); `--levers list` lists them, what each "
+              "does and where it acts.", is_eager=True, callback=_list_levers)
 @click.option("--vectors", type=click.Path(file_okay=False, path_type=Path),
               help="With the semantic lever: keep the notes' vectors here, so that the next "
               "run embeds only notes it has not seen (default: a temporary folder).")

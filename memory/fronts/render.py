@@ -34,10 +34,13 @@ __all__ = ["TOKEN_NOTE", "as_json", "costs", "embedded", "note_list", "problems"
 def note_list(notes: list[NoteSummary]) -> str:
     if not notes:
         return "no notes yet; create one with `notes new NOTE --title T`"
-    rows = [(n.note, n.title, n.tokens, n.entries, n.last_entry) for n in notes]
     total = sum(n.tokens for n in notes)
-    return (f"{len(notes)} notes, {total} tokens in all\n"
-            + table(("note", "title", "tokens", "entries", "last entry"), rows))
+    head: tuple[str, ...] = ("note", "title", "tokens", "entries", "last entry")
+    if any(n.project for n in notes):
+        head = (*head, "project")
+    rows = [(n.note, n.title, n.tokens, n.entries, n.last_entry,
+             *([n.project or "-"] if len(head) > 5 else [])) for n in notes]
+    return f"{len(notes)} notes, {total} tokens in all\n" + table(head, rows)
 
 
 def write_result(result: WriteResult) -> str:

@@ -13,6 +13,7 @@ class NoteSummary:
     tokens: int
     entries: int
     last_entry: str | None
+    project: str = ""  # "": a note of no project
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from memory.config import Config
 from memory.errors import InvalidArgument, InvalidNoteId, NotesError
 from memory.model.compose import compose_note
 from memory.model.text import slugify
+from memory.project import find_project
 from memory.state.store import Store, validate_note_id
 
 CLAUDE_FILES = ("CLAUDE.md", "CLAUDE.local.md")
@@ -37,6 +38,7 @@ class Source:
     path: Path  # absolute
     note_id: str  # wanted id (a free one is picked if it is taken)
     title: str  # title when the file gives none
+    project: str = ""  # the project key the note gets ("": a note of no project)
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ def claude_sources(project: Path, home: Path, prefix: str | None,
     what was looked for and not found."""
     name = slugify(project.name) or "project"
     base = prefix if prefix is not None else f"claude/{name}"
+    found = find_project(project, skip, home)
+    key = found.key if found else ""
     sources: list[Source] = []
     notices: list[str] = []
     looked = []
@@ -83,8 +87,8 @@ def claude_sources(project: Path, home: Path, prefix: str | None,
         memory = home / ".claude" / "projects" / claude_project_slug(root) / "memory"
         looked.append(str(memory))
         if memory.is_dir():
-            sources += [Source(p, _join(base, "memory", rel), f"Claude Code memory: {rel}")
-                        for p, rel in _markdown_files(memory, skip)]
+            sources += [Source(p, _join(base, "memory", rel), f"Claude Code memory: {rel}",
+                               key) for p, rel in _markdown_files(memory, skip)]
     if not sources:
         notices.append(f"no Claude Code auto memory for {project} (looked in "
                        f"{' and '.join(looked)})")
@@ -92,7 +96,7 @@ def claude_sources(project: Path, home: Path, prefix: str | None,
     for path, rel in _claude_md_files(project, skip):
         found_md = True
         sources.append(Source(path, _join(base, rel.replace(".claude/", "dot-claude/")),
-                              f"{path.relative_to(project).as_posix()} of {project.name}"))
+                              f"{path.relative_to(project).as_posix()} of {project.name}", key))
     if not found_md:
         notices.append(f"no CLAUDE.md in {project}")
     return sources, notices
@@ -217,6 +221,8 @@ def _plan(source: Source, day: str, limit: int, by_hash: dict[str, str],
                                    "note and import again to take this version"))
     text = raw.decode("utf-8")
     imported = {"imported_from": shown, "imported_sha256": digest, "imported_on": day}
+    if source.project:
+        imported["project"] = source.project
     try:
         composed = compose_note(text, source.title, imported)
     except ValueError as exc:

@@ -207,7 +207,7 @@ def _plain_status(found: Status) -> dict[str, Any]:
 
 def _status_text(found: Status) -> str:
     store = found.store
-    lines = [str(store["why"] or f"store {store['path']}")]
+    lines = [str(store["why"] or f"store {store['path']}"), _project_text(found.project)]
     if found.index:
         stale = found.index["stale"] + found.index["removed"]
         fresh = "not built yet" if not found.index["built"] else (
@@ -233,6 +233,16 @@ def _status_text(found: Status) -> str:
                      "warnings")
     lines += [f"{p.severity}: {p.message}" for p in found.problems] or ["no problems"]
     return "\n".join(lines)
+
+
+def _project_text(project: dict[str, Any]) -> str:
+    if project.get("key") is None:
+        return f"project: none ({project['why']})"
+    counts = ""
+    if "notes" in project:
+        counts = (f"; {project['notes']} notes of it and {project['shared']} of no project "
+                  f"are searched here, {project['other_projects']} of other projects are not")
+    return f"project: {project['key']} (from {project['why']}){counts}"
 
 
 def _nightly_text(nightly: dict[str, Any]) -> str:

@@ -20,12 +20,17 @@ from memory.fronts.cli import (
 @click.option("--title", "-t", required=True, help="The note's title.")
 @click.option("--tags", default="", help="Comma-separated tags.")
 @click.option("--aliases", default="", help="Comma-separated other names (e.g. Spanish).")
+@click.option("--shared", is_flag=True, help="A note of no project, seen from every project "
+              "(default inside a project: a note of that project).")
 @json_option
 @click.pass_context
-def new(ctx: click.Context, note: str, title: str, tags: str, aliases: str,
+def new(ctx: click.Context, note: str, title: str, tags: str, aliases: str, shared: bool,
         as_json: bool) -> None:
-    """Create NOTE with an empty state and history."""
-    result = _notes(ctx).create_note(note, title, _split(tags), _split(aliases))
+    """Create NOTE with an empty state and history; inside a project (see `notes status`),
+    a note of that project unless --shared."""
+    notes = _notes(ctx)
+    result = notes.create_note(note, title, _split(tags), _split(aliases),
+                               None if shared else notes.project)
     _emit(as_json, result, render.write_result)
 
 

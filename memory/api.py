@@ -383,6 +383,13 @@ class Notes:
             return loaded, (message,)
         return loaded, ()
 
+    def rewrite_note(self, note: str, edit: Callable[[Note], str]) -> WriteResult:
+        """Replace the note's text with ``edit(note)``, computed from the note as it is under
+        the lock, through the one write path (an import merging a changed source in)."""
+        note_id, path, loaded, warnings = self._change(note, edit)
+        return WriteResult(note_id, "note", self.counter.count(loaded.note.text), path,
+                           warnings=warnings)
+
     def create_note_from_text(self, note: str, text: str) -> WriteResult:
         """Create a note whose whole text is given (`notes init`'s starter, `notes import`);
         refused if the id exists. The caller composes ``text`` in the note format."""

@@ -227,6 +227,7 @@ def run_hook(notes: Notes, raw: str, folder: str = "") -> str:
     prompt = topic_words(data.prompt)
     if not prompt and not context:
         return ""
+    _follow_imports(notes)
     notes = notes.in_project(hook_project(notes, data.cwd or folder))
     # no block-route: its two store-wide searches would take a cold hook on a store of a
     # million tokens past its 150 ms (docs/benchmarks.md, "Fourth round")
@@ -236,6 +237,18 @@ def run_hook(notes: Notes, raw: str, folder: str = "") -> str:
         text = hook_text(notes.ladder, notes.counter, result, prompt, context or None,
                          notes.config.hook_evidence)
     return hook_output(text) if text else ""
+
+
+def _follow_imports(notes: Notes) -> None:
+    """Bring in what changed in Claude Code's memory files since imported, at most once a
+    minute (one stat when not due; :mod:`memory.services.import_sync`). A failure leaves
+    it to the next look: the prompt is answered from the notes as they are."""
+    from memory.services.import_sync import follow
+
+    try:
+        follow(notes)
+    except Exception as exc:  # never in the way of the answer
+        notes.index.notify(f"notes: Claude Code's memory was not brought in ({exc})")
 
 
 def hook_project(notes: Notes, folder: str) -> str | None:

@@ -12,6 +12,7 @@ from memory.fronts.cli import (
     _stdin,
     cli,
     json_option,
+    project_key,
 )
 
 
@@ -65,3 +66,49 @@ def log(ctx: click.Context, note: str, title: str, date: str | None, allow_empty
     result = _notes(ctx).append_history(note, title, _stdin("the entry's body"), date,
                                         allow_empty)
     _emit(as_json, result, render.write_result)
+
+
+# -- managing notes ------------------------------------------------------------------------
+@cli.command()
+@click.argument("note")
+@click.option("--restore", is_flag=True, help="Put NOTE back from the trash (its last "
+              "deleted copy) instead.")
+@json_option
+@click.pass_context
+def delete(ctx: click.Context, note: str, restore: bool, as_json: bool) -> None:
+    """Move NOTE to a dated trash in the state folder (<state>/trash/<date-time>/), out of
+    the index and of what `notes check` expects; --restore puts it back.
+
+    \b
+    Examples:
+      notes delete people/old-contractor
+      notes delete --restore people/old-contractor"""
+    from memory.services.manage import delete_note, restore_note
+
+    notes = _notes(ctx)
+    done = restore_note(notes, note) if restore else delete_note(notes, note)
+    _emit(as_json, done, render.managed)
+
+
+@cli.command()
+@click.argument("old", metavar="NOTE")
+@click.argument("new", required=False)
+@click.option("--project", "project", metavar="KEY",
+              help="Make it a note of this project: its key as `notes status` shows it, `.` "
+              "for this folder's project, `none` for a note of no project.")
+@json_option
+@click.pass_context
+def move(ctx: click.Context, old: str, new: str | None, project: str | None,
+         as_json: bool) -> None:
+    """Rename NOTE to NEW (the file, its recorded history, its usage rows, the links to it
+    and where it was imported from follow), or change its project with --project.
+
+    \b
+    Examples:
+      notes move shop/deploy howto/deploy
+      notes move people/ana --project none"""
+    from memory.services.manage import move_note
+
+    notes = _notes(ctx)
+    key = None if project is None else project_key(notes, project)
+    _emit(as_json, move_note(notes, old, new, key), render.managed)

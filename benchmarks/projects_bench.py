@@ -11,7 +11,8 @@ each with the note that answers it; a question is its gold note's project's (a s
 note's question belongs to both).
 
 Printed, per project: how many notes of the other project appear (and, for comparison, how
-many appear when the same questions are asked from no project, every note searched) in the answers of
+many appear when the same questions are asked from no project, every note searched) in the
+answers of
 ``suggest`` (top 5), ``recall`` (1,000 tokens) and the prompt hook to *every* question asked
 inside it (its own and the other project's: the scope must hold whatever is asked), and the
 hit rates of its own questions (gold note first, in the top 5, in recall's notes, in the

@@ -243,10 +243,14 @@ def _follow_imports(notes: Notes) -> None:
     """Bring in what changed in Claude Code's memory files since imported, at most once a
     minute (one stat when not due; :mod:`memory.services.import_sync`). A failure leaves
     it to the next look: the prompt is answered from the notes as they are."""
-    from memory.services.import_sync import follow
+    from memory.state.imports import due
 
     try:
-        follow(notes)
+        if not due(notes.config.state_dir):  # one stat: the merge's imports only when due
+            return
+        from memory.services.import_sync import follow
+
+        follow(notes, force=True)
     except Exception as exc:  # never in the way of the answer
         notes.index.notify(f"notes: Claude Code's memory was not brought in ({exc})")
 

@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -102,6 +103,9 @@ class Notes:
     note is parsed once, the index is refreshed before the first search only, the history
     is not watched, and :meth:`leave_out` narrows every search. ``levers`` replaces the
     configured ones and ``vectors`` is where the semantic lever keeps its vectors.
+
+    ``project`` (set with :meth:`in_project`): the ladder's calls see the notes of that
+    project and the notes of no project only (docs/projects.md); None, every note.
     """
 
     def __init__(self, config: Config, notify: Notify = _stderr, front: str = "lib", *,
@@ -114,11 +118,15 @@ class Notes:
         self.store = CachingStore(config) if steady else Store(config)
         self.counter = TokenCounter(config.state_dir / "tokens.sqlite", report=notify)
         self._guard = _Guard(self.store, config.state_dir / "ledger.sqlite", notify)
-        index = make_index(self.store, self.counter, notify, None if steady else self._observe)
-        self._scope = ScopedIndex(index) if steady else None
-        self.index: SearchIndex = self._scope or index
-        self.ladder = Ladder(self.store, self.index, self.counter, levers, steady=steady,
+        self.index: SearchIndex = make_index(self.store, self.counter, notify,
+                                             None if steady else self._observe)
+        # the ladder searches through the scope: a project's (set per call, within) and a
+        # steady store's notes left out (leave_out)
+        self.scope = ScopedIndex(self.index)
+        self._steady = steady
+        self.ladder = Ladder(self.store, self.scope, self.counter, levers, steady=steady,
                              vectors=vectors)
+        self.project: str | None = None
         self.usage = UsageLog.for_config(config, notify) if config.usage_log else None
         self.default_session = config.session or f"{front}-{os.getppid()}"
 
@@ -129,6 +137,18 @@ class Notes:
         view = copy.copy(self)
         view.front, view.default_session = front, default_session
         return view
+
+    def in_project(self, project: str | None) -> Notes:
+        """This store as seen from inside ``project`` (its notes and the notes of no
+        project; None: every note); a view, as :meth:`with_front`."""
+        view = copy.copy(self)
+        view.project = project
+        return view
+
+    def scoped(self) -> AbstractContextManager[None]:
+        """Inside the block, searches through :attr:`ladder` see only :attr:`project`'s
+        notes and the notes of no project (the calls below set it themselves)."""
+        return self.scope.within(self.project)
 
     @property
     def history(self) -> HistoryGuard:
@@ -149,8 +169,10 @@ class Notes:
     def suggest(self, query: str, limit: int = 5, context: str | None = None,
                 session: str | None = None, today: dt.date | None = None,
                 by_blocks: bool = True) -> Suggestions:
-        result = self.ladder.suggest(query, limit, context, prior=self.session_prior(session),
-                                     today=today, by_blocks=by_blocks)
+        with self.scoped():
+            result = self.ladder.suggest(query, limit, context,
+                                         prior=self.session_prior(session), today=today,
+                                         by_blocks=by_blocks)
         self._log(session, "suggest", query=query, tokens=answers.suggestions(result),
                   ranked=tuple(h.note for h in result.hits))
         return result
@@ -170,7 +192,8 @@ class Notes:
     def section_map(self, note: str, query: str | None = None,
                     session: str | None = None, today: dt.date | None = None,
                     context: str | None = None) -> SectionMap:
-        result = self.ladder.section_map(note, query, today, context)
+        with self.scoped():
+            result = self.ladder.section_map(note, query, today, context)
         self._log(session, "section_map", query=query or "", note=result.note,
                   tokens=answers.section_map(result))
         return result
@@ -191,8 +214,9 @@ class Notes:
                today: dt.date | None = None) -> Recalled:
         """The best evidence within ``budget`` tokens (:mod:`memory.retrieval.recall`); every
         section it shows counts as read by this session."""
-        result = self.ladder.recall(query, budget, context, today,
-                                    prior=self.session_prior(session))
+        with self.scoped():
+            result = self.ladder.recall(query, budget, context, today,
+                                        prior=self.session_prior(session))
         self._log(session, "recall", query=query, tokens=result.tokens,
                   ranked=tuple(dict.fromkeys(g.note for g in result.groups)))
         for group in result.groups:
@@ -219,13 +243,13 @@ class Notes:
     def leave_out(self, note_ids: Iterable[str]) -> None:
         """Leave these notes out of every search from now on (a bench's question asked
         before they were written); none: search the whole store again. A steady store's."""
-        if self._scope is None:
+        if not self._steady:
             raise NotesError("only a steady store (Notes(..., steady=True)) leaves notes out "
                              "of its searches; open it so")
-        self._scope.exclude = note_ids
+        self.scope.exclude = note_ids
 
     def left_out(self) -> frozenset[str]:
-        return self._scope.exclude if self._scope is not None else frozenset()
+        return self.scope.exclude
 
     def note_ids(self) -> list[str]:
         return self.store.note_ids()
@@ -261,19 +285,26 @@ class Notes:
         self.usage.record(session or self.default_session, self.front, rung, query, note,
                           section, count, ranked, exact is not None)
 
-    def list_notes(self) -> list[NoteSummary]:
+    def list_notes(self, project: str | None = None) -> list[NoteSummary]:
+        """Every note this view sees; ``project``: only that project's (``""``: only the
+        notes of no project)."""
         self.ladder.freshen()
-        stored = self.index.run_search(lambda searcher: searcher.stored_notes())
-        return sorted((NoteSummary(n.note_id, n.title, n.tokens, n.entries, n.date)
-                       for n in stored), key=lambda n: n.note)
+        with self.scoped():
+            stored = self.scope.run_search(lambda searcher: searcher.stored_notes())
+        return sorted((NoteSummary(n.note_id, n.title, n.tokens, n.entries, n.date, n.project)
+                       for n in stored if project is None or n.project == project),
+                      key=lambda n: n.note)
 
     # -- writing -----------------------------------------------------------------------
     def create_note(self, note: str, title: str, tags: list[str] | None = None,
-                    aliases: list[str] | None = None) -> WriteResult:
+                    aliases: list[str] | None = None, project: str | None = None
+                    ) -> WriteResult:
+        """A new note with an empty state and history, of ``project`` (None: of no
+        project)."""
         from memory.model.edit import new_note_text
 
         note_id = validate_note_id(note)
-        text = new_note_text(title, tags or [], aliases)
+        text = new_note_text(title, tags or [], aliases, project)
         with self.store.locked(note_id) as path:
             if path.exists() or not create_new(path, text):
                 raise NoteExists(f"note {excerpt(note_id)} already exists; use `notes state` "
@@ -416,6 +447,13 @@ class Notes:
             self.index.notify(f"notes: {message}")
             return loaded, (message,)
         return loaded, ()
+
+    def rewrite_note(self, note: str, edit: Callable[[Note], str]) -> WriteResult:
+        """Replace the note's text with ``edit(note)``, computed from the note as it is under
+        the lock, through the one write path (an import merging a changed source in)."""
+        note_id, path, loaded, warnings = self._change(note, edit)
+        return WriteResult(note_id, "note", self.counter.count(loaded.note.text), path,
+                           warnings=warnings)
 
     def create_note_from_text(self, note: str, text: str) -> WriteResult:
         """Create a note whose whole text is given (`notes init`'s starter, `notes import`);

@@ -104,7 +104,9 @@ def test_new_state_log_then_read_back(run_cli_process: RunCli, store_dir: Path) 
     found = run_cli("suggest", "retrospectiva tablero incidencias", "--json")
     assert json.loads(found.stdout)["hits"][0]["note"] == "team/retro"
     text = (store_dir / "team" / "retro.md").read_text()
-    assert text.startswith("---\ntitle: Retrospectivas\ntags: [team, proceso]\n---\n")
+    # run inside this checkout, a project: the note is of it (docs/projects.md)
+    assert text.startswith("---\ntitle: Retrospectivas\ntags: [team, proceso]\nproject: ")
+    assert "\n---\n# Retrospectivas\n" in text
 
 
 def test_errors_go_to_stderr_with_exit_1_and_a_next_step(run_cli_process: RunCli) -> None:

@@ -167,7 +167,7 @@ def test_claude_code_memory_comes_in_byte_exact_and_once(
     checked = notes("--notes", str(store), "check", cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout
     asked = notes("--notes", str(store), "suggest", "integration tests postgres mocks",
-                  cwd=tmp_path)
+                  cwd=project)  # the project's notes are searched inside it
     assert f"{slug}/memory/feedback_testing" in asked.stdout.splitlines()[1]
     read = notes("--notes", str(store), "read", f"{slug}/memory/project_release", "2026-03",
                  cwd=tmp_path)
@@ -181,9 +181,13 @@ def test_claude_code_memory_comes_in_byte_exact_and_once(
 
     write(sources[4], CLAUDE_MD + "- Never push on Fridays.\n")
     changed = notes("--notes", str(store), "import", "--claude", cwd=project)
-    assert "changed | claude/shop-app/CLAUDE" in changed.stdout
-    assert "delete that note and import again" in changed.stdout
-    assert imported_notes(store)[str(sources[4])] == found[str(sources[4])]
+    assert "updated | claude/shop-app/CLAUDE" in changed.stdout, changed.stdout
+    assert "1 updated (changed at the source)" in changed.stdout
+    merged = parse_note((store / "claude/shop-app/CLAUDE.md").read_text())
+    assert merged.section("style") is not None and "Never push on Fridays" in merged.text
+    kept = [e for e in merged.entries if e.title.endswith("State before import")]
+    assert len(kept) == 1 and "errors wrapped with %w" in kept[0].text
+    assert notes("--notes", str(store), "check", cwd=tmp_path).returncode == 0
 
 
 def test_a_markdown_folder_with_files_to_skip(tmp_path: Path) -> None:

@@ -19,7 +19,8 @@ FOLLOWUPS = ROOT / "benchmarks/followups/questions.jsonl"
 BUDGET = json.loads(BUDGET_FILE.read_text())
 READ_ONLY = (True, None, None)  # the other hints only apply to tools that write
 EXPECTED = {
-    "suggest": ({"query": "string", "limit": "integer", "context": "string"}, ["query"],
+    "suggest": ({"query": "string", "limit": "integer", "context": "string",
+                 "all_projects": "boolean"}, ["query"],
                 READ_ONLY),
     "section_map": ({"note": "string", "query": "string", "context": "string"}, ["note"],
                     READ_ONLY),

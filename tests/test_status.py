@@ -35,8 +35,8 @@ def test_status_json_fields(tmp_path: Path) -> None:
     assert notes("suggest", "history entries", cwd=project).returncode == 0  # index + log
     code, data = status(project)
     assert code == 0, data
-    assert set(data) == {"store", "notes", "tokens", "index", "usage_log", "claude_code",
-                         "nightly", "check", "problems", "ok"}
+    assert set(data) == {"store", "project", "notes", "tokens", "index", "usage_log",
+                         "claude_code", "nightly", "check", "problems", "ok"}
     assert data["store"] == {"path": str(store), "source": "found",
                              "why": f"store {store} (found walking up from the current "
                                     "folder)", "exists": True, "marked": True,

@@ -12,7 +12,7 @@ import dataclasses
 import json
 from typing import TYPE_CHECKING, Any
 
-from memory.model.results import NoteSummary, WriteResult
+from memory.model.results import Managed, NoteSummary, WriteResult
 from memory.retrieval.answers import (
     TOKEN_NOTE,
     recalled,
@@ -27,17 +27,27 @@ from memory.state.check import FileProblem
 if TYPE_CHECKING:
     from memory.retrieval.semantic import Built
 
-__all__ = ["TOKEN_NOTE", "as_json", "costs", "embedded", "note_list", "problems", "recalled",
+__all__ = ["TOKEN_NOTE", "as_json", "costs", "embedded", "managed", "note_list", "problems",
+           "recalled",
            "repairs", "section_map", "section_text", "suggestions", "table", "write_result"]
 
 
 def note_list(notes: list[NoteSummary]) -> str:
     if not notes:
         return "no notes yet; create one with `notes new NOTE --title T`"
-    rows = [(n.note, n.title, n.tokens, n.entries, n.last_entry) for n in notes]
     total = sum(n.tokens for n in notes)
-    return (f"{len(notes)} notes, {total} tokens in all\n"
-            + table(("note", "title", "tokens", "entries", "last entry"), rows))
+    head: tuple[str, ...] = ("note", "title", "tokens", "entries", "last entry")
+    if any(n.project for n in notes):
+        head = (*head, "project")
+    rows = [(n.note, n.title, n.tokens, n.entries, n.last_entry,
+             *([n.project or "-"] if len(head) > 5 else [])) for n in notes]
+    return f"{len(notes)} notes, {total} tokens in all\n" + table(head, rows)
+
+
+def managed(done: Managed) -> str:
+    """`notes delete` and `notes move`: what was done, where the file is, and the next step."""
+    return f"{done.action} {done.note}: {done.path}" + (f" ({done.detail})" if done.detail
+                                                        else "")
 
 
 def write_result(result: WriteResult) -> str:

@@ -14,13 +14,15 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from memory.index.words import base_forms
+from memory.project import note_project
 from memory.state.store import LoadedNote
 from memory.state.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from memory.model.note import Note, Section
 
-SCHEMA_VERSION = 7  # 7: an H1 below the first H2 starts a section (an H1 History is the
+SCHEMA_VERSION = 8  # 8: a note's project (front matter ``project:``) is stored;
+# 7: an H1 below the first H2 starts a section (an H1 History is the
 # history), a setext heading is two lines; 6: a note without a state indexes its top part
 
 # Each kind has its own text fields, so BM25's statistics (average field length, document
@@ -91,6 +93,7 @@ def _note_document(loaded: LoadedNote, mtime_ns: int, size: int,
         "digest": loaded.digest, "mtime_ns": mtime_ns, "size": size,
         "entries": len(note.entries), "date": max((e.date or "" for e in note.entries),
                                                  default="") or None,
+        "project": note_project(note.meta),
     }
 
 

@@ -110,6 +110,11 @@ class SearchIndex(Protocol):
 
     def tidy(self) -> int: ...
 
+    def note_projects(self) -> dict[str, str]:
+        """The project key of every indexed note that names one (front matter
+        ``project:``), by note id; notes of no project are not in it."""
+        ...
+
     def rebuild(self, reason: str = "rebuild requested",
                 progress: Progress | None = None) -> RefreshReport: ...
 

@@ -90,6 +90,7 @@ class IndexLifecycle(ABC, Generic[H]):
         self._heartbeat: Callable[[], None] = _nothing  # the build lock's, during a rebuild
         self.build_procs: int | None = None  # processes for rebuilds; None: the backend's
         self.last_build_procs = 1  # processes the last rebuild was started with
+        self._projects: tuple[Mapping[str, StoredNote], dict[str, str]] | None = None
 
     # -- what a backend supplies ---------------------------------------------------------
     @abstractmethod
@@ -261,6 +262,17 @@ class IndexLifecycle(ABC, Generic[H]):
                 raise
             self._recover(exc)  # a complete new index: read it instead
             return self._stored_notes()
+
+    def note_projects(self) -> dict[str, str]:
+        """The project of every indexed note that names one, by note id: from what the
+        index holds of each note, which the backend keeps while the index is unchanged, so
+        a scope asks for it on every search at little cost."""
+        known = self._known_notes()
+        cached = self._projects
+        if cached is None or cached[0] is not known:
+            cached = (known, {n: s.project for n, s in known.items() if s.project})
+            self._projects = cached
+        return cached[1]
 
     def update_notes(self, note_ids: list[str]) -> None:
         """Re-index these notes now (after a write); a busy index is left to the next read.

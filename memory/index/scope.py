@@ -13,13 +13,19 @@ parses the file itself, as it would for any id a caller names; and the excluded 
 count in the words' statistics (see :meth:`Searcher.without`).
 
 The bench sets the scope per question (``exclude_notes``: what the store did not hold yet
-when the question was asked); a project scope can leave out the notes of other projects.
+when the question was asked). A project scope (:meth:`ScopedIndex.within`) leaves out the
+notes of every other project, for the calls made inside it: which notes those are is read
+when each search starts (after the ladder's refresh, so a note moved to another project a
+moment ago is already left out), from the projects the index stores
+(:meth:`SearchIndex.note_projects`). It is set per thread (a context variable), so the MCP
+server can answer the prompt hook of one project while a tool call of another runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TypeVar
 
 from memory.index.interface import Progress, RefreshReport, Searcher, SearchIndex, WrittenNote
@@ -36,6 +42,36 @@ class ScopedIndex:
         self.store, self.counter, self.notify, self.dir = (index.store, index.counter,
                                                            index.notify, index.dir)
         self._exclude = frozenset(exclude)
+        self._project: ContextVar[str | None] = ContextVar(f"notes-project-{id(self)}",
+                                                           default=None)
+        self._left_out: tuple[dict[str, str], str, frozenset[str]] | None = None
+
+    @contextmanager
+    def within(self, project: str | None) -> Iterator[None]:
+        """Inside the block (in this thread), searches see the notes of ``project`` and
+        the notes of no project only; ``None``: every note."""
+        token = self._project.set(project)
+        try:
+            yield
+        finally:
+            self._project.reset(token)
+
+    def other_projects(self, project: str | None) -> frozenset[str]:
+        """The notes of every project but ``project`` (none when ``project`` is None)."""
+        if project is None:
+            return frozenset()
+        projects = self.inner.note_projects()
+        kept = self._left_out
+        if kept is not None and kept[0] is projects and kept[1] == project:
+            return kept[2]
+        found = frozenset(n for n, p in projects.items() if p != project)
+        self._left_out = (projects, project, found)
+        return found
+
+    def _excluded(self) -> frozenset[str]:
+        project = self._project.get()
+        return self._exclude | self.other_projects(project) if project is not None \
+            else self._exclude
 
     @property
     def exclude(self) -> frozenset[str]:
@@ -45,17 +81,20 @@ class ScopedIndex:
     def exclude(self, note_ids: Iterable[str]) -> None:
         self._exclude = frozenset(note_ids)
 
-    def scoped(self, searcher: Searcher) -> Searcher:
+    def scoped(self, searcher: Searcher, exclude: frozenset[str] | None = None) -> Searcher:
         """The searcher narrowed to this scope (itself when nothing is left out)."""
-        return searcher.without(self._exclude) if self._exclude else searcher
+        left_out = self._excluded() if exclude is None else exclude
+        return searcher.without(left_out) if left_out else searcher
 
     def run_search(self, fn: Callable[[Searcher], T]) -> T:
-        return self.inner.run_search(lambda searcher: fn(self.scoped(searcher)))
+        left_out = self._excluded()  # before the searcher is taken: it may read the index
+        return self.inner.run_search(lambda searcher: fn(self.scoped(searcher, left_out)))
 
     @contextmanager
     def searcher(self) -> Iterator[Searcher]:
+        left_out = self._excluded()
         with self.inner.searcher() as searcher:
-            yield self.scoped(searcher)
+            yield self.scoped(searcher, left_out)
 
     # -- the wrapped index's own, unchanged -------------------------------------------------
     def open(self) -> object:
@@ -75,6 +114,9 @@ class ScopedIndex:
 
     def tidy(self) -> int:
         return self.inner.tidy()
+
+    def note_projects(self) -> dict[str, str]:
+        return self.inner.note_projects()
 
     def rebuild(self, reason: str = "rebuild requested",
                 progress: Progress | None = None) -> RefreshReport:

@@ -16,8 +16,9 @@ PartKind = Literal["section", "paragraph"]
 
 @dataclass(frozen=True, slots=True)
 class StoredNote:
-    """What the index holds of a note: what ``suggest`` and ``list_notes`` show, and the
-    file's mtime, size and content hash as indexed (for the freshness check)."""
+    """What the index holds of a note: what ``suggest`` and ``list_notes`` show, the
+    file's mtime, size and content hash as indexed (for the freshness check), and its
+    project (what a project scope leaves out)."""
 
     note_id: str
     title: str
@@ -28,6 +29,7 @@ class StoredNote:
     digest: str
     mtime_ns: int
     size: int
+    project: str = ""  # the note's project key ("": a note of no project)
 
     @classmethod
     def of(cls, values: Mapping[str, Any]) -> StoredNote:
@@ -35,7 +37,7 @@ class StoredNote:
                    int(values.get("tokens") or 0), int(values.get("state_tokens") or 0),
                    int(values.get("entries") or 0), _text(values.get("date")),
                    str(values.get("digest") or ""), int(values.get("mtime_ns") or 0),
-                   int(values.get("size") or 0))
+                   int(values.get("size") or 0), str(values.get("project") or ""))
 
 
 @dataclass(frozen=True, slots=True)

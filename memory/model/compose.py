@@ -302,7 +302,7 @@ def _front_matter(meta: dict[str, Any] | None, fm_lines: list[str], title: str,
     """The source's front matter with our keys added before its closing line (None when
     that cannot be done safely: the fallback fences the source instead)."""
     ours: dict[str, Any] = dict(imported)
-    if meta is None or any(k in (meta or {}) for k in OUR_KEYS):
+    if meta is None or any(k in (meta or {}) for k in (*OUR_KEYS, *imported)):
         return None
     if "title" not in meta:
         ours = {"title": title, **ours}

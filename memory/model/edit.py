@@ -20,11 +20,14 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?: (\d{2}):(\d{2}))?$")
 _MD = MarkdownIt("commonmark")
 
 
-def new_note_text(title: str, tags: list[str], aliases: list[str] | None = None) -> str:
+def new_note_text(title: str, tags: list[str], aliases: list[str] | None = None,
+                  project: str | None = None) -> str:
     title = _single_line(title, "title")
     meta: dict[str, object] = {"title": title, "tags": tags}
     if aliases:
         meta["aliases"] = aliases
+    if project:
+        meta["project"] = project
     front = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=None,
                            width=1000)
     return f"---\n{front}---\n# {title}\n\n## Current state\n\n## History\n"

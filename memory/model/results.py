@@ -13,6 +13,7 @@ class NoteSummary:
     tokens: int
     entries: int
     last_entry: str | None
+    project: str = ""  # "": a note of no project
 
 
 @dataclass(frozen=True)
@@ -23,3 +24,13 @@ class WriteResult:
     path: Path
     created: bool = False
     warnings: tuple[str, ...] = ()  # the note is written; something derived lags behind
+
+
+@dataclass(frozen=True)
+class Managed:
+    """What `notes delete` or `notes move` did."""
+
+    note: str  # the note's id (its new id after a move)
+    action: str  # "deleted", "restored", "moved"
+    path: str  # where its file is now
+    detail: str = ""

@@ -217,8 +217,9 @@ def hook_output(text: str) -> str:
                                               "additionalContext": text}}, ensure_ascii=False)
 
 
-def run_hook(notes: Notes, raw: str) -> str:
-    """The hook's stdout for one input ("" when there is nothing worth adding)."""
+def run_hook(notes: Notes, raw: str, folder: str = "") -> str:
+    """The hook's stdout for one input ("" when there is nothing worth adding), seen from
+    the project of the input's ``cwd`` (else of ``folder``, the hook process's own)."""
     data = parse_input(raw)
     if data is None or not data.prompt.strip():
         return ""
@@ -226,13 +227,42 @@ def run_hook(notes: Notes, raw: str) -> str:
     prompt = topic_words(data.prompt)
     if not prompt and not context:
         return ""
+    _follow_imports(notes)
+    notes = notes.in_project(hook_project(notes, data.cwd or folder))
     # no block-route: its two store-wide searches would take a cold hook on a store of a
     # million tokens past its 150 ms (docs/benchmarks.md, "Fourth round")
     result = notes.suggest(prompt, limit=MAX_NOTES, context=context or None,
                            session=data.session_id or None, by_blocks=False)
-    text = hook_text(notes.ladder, notes.counter, result, prompt, context or None,
-                     notes.config.hook_evidence)
+    with notes.scoped():
+        text = hook_text(notes.ladder, notes.counter, result, prompt, context or None,
+                         notes.config.hook_evidence)
     return hook_output(text) if text else ""
+
+
+def _follow_imports(notes: Notes) -> None:
+    """Bring in what changed in Claude Code's memory files since imported, at most once a
+    minute (one stat when not due; :mod:`memory.services.import_sync`). A failure leaves
+    it to the next look: the prompt is answered from the notes as they are."""
+    from memory.state.imports import due
+
+    try:
+        if not due(notes.config.state_dir):  # one stat: the merge's imports only when due
+            return
+        from memory.services.import_sync import follow
+
+        follow(notes, force=True)
+    except Exception as exc:  # never in the way of the answer
+        notes.index.notify(f"notes: Claude Code's memory was not brought in ({exc})")
+
+
+def hook_project(notes: Notes, folder: str) -> str | None:
+    """The key of the project Claude Code runs in (None: no project, or no folder)."""
+    from memory.project import find_project
+
+    if not folder:
+        return None
+    found = find_project(Path(folder), notes.config.notes_dir)
+    return found.key if found else None
 
 
 def default_session(config: Config, parent: int | None = None) -> str:
@@ -267,7 +297,7 @@ def answer(config: Config, raw: str, asked: bool = False) -> str:
     notes = Notes(dataclasses.replace(config, semantic=False), notify=lambda _: None,
                   front="hook")
     try:
-        output = run_hook(notes, raw)
+        output = run_hook(notes, raw, os.getcwd())
         if notes.counter.encoding_loaded():  # the next cold hook counts without loading it
             notes.counter.save_ranks()
         return output
@@ -288,7 +318,8 @@ def serve_request(notes: Notes, request: dict[str, Any]) -> dict[str, Any]:
         return {"error": f"the hook's store cannot be found here ({exc})"}
     if store_key(config) != store_key(notes.config):
         return {"error": "this server serves another store, or with other settings"}
-    return {"output": run_hook(notes.with_front("hook", default_session(config, parent)), raw)}
+    return {"output": run_hook(notes.with_front("hook", default_session(config, parent)), raw,
+                               str(client.get("cwd") or ""))}
 
 
 def client_config(client: dict[str, Any]) -> Config:

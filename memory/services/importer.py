@@ -17,14 +17,16 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory.api import Notes
 from memory.config import Config
 from memory.errors import InvalidArgument, InvalidNoteId, NotesError
-from memory.model.compose import compose_note
+from memory.model.compose import Composed, compose_note
 from memory.model.text import slugify
+from memory.project import find_project
+from memory.state.imports import Folder, Imported, ImportRecord, keep_version
 from memory.state.store import Store, validate_note_id
 
 CLAUDE_FILES = ("CLAUDE.md", "CLAUDE.local.md")
@@ -37,13 +39,15 @@ class Source:
     path: Path  # absolute
     note_id: str  # wanted id (a free one is picked if it is taken)
     title: str  # title when the file gives none
+    project: str = ""  # the project key the note gets ("": a note of no project)
+    live: bool = False  # followed by `notes watch` and the hook (Claude Code's memory)
 
 
 @dataclass(frozen=True)
 class ImportItem:
     source: str
     note: str
-    action: str  # "create" (dry run) / "created", "unchanged", "changed", "skipped"
+    action: str  # "create"/"update" (dry run), "created"/"updated", "unchanged", "skipped"
     reason: str = ""
     entries: int = 0
     layout: str = ""
@@ -55,6 +59,7 @@ class ImportReport:
     dry_run: bool
     items: list[ImportItem]
     notices: list[str]
+    folders: dict[str, Folder] = field(default_factory=dict)  # Claude Code memory folders
 
     def count(self, *actions: str) -> int:
         return sum(i.action in actions for i in self.items)
@@ -68,34 +73,44 @@ def claude_project_slug(project: Path) -> str:
 
 
 def claude_sources(project: Path, home: Path, prefix: str | None,
-                   skip: Path) -> tuple[list[Source], list[str]]:
+                   skip: Path) -> tuple[list[Source], list[str], dict[str, Folder]]:
     """This project's Claude Code memory: the auto memory folder (of the project folder and
-    of its git root, when they differ) and the project's CLAUDE.md files; and notices about
-    what was looked for and not found."""
+    of its git root, when they differ) and the project's CLAUDE.md files; notices about
+    what was looked for and not found; and the memory folders looked in (followed live:
+    a file Claude Code adds there later comes in with the next look)."""
     name = slugify(project.name) or "project"
     base = prefix if prefix is not None else f"claude/{name}"
+    found = find_project(project, skip, home)
+    key = found.key if found else ""
     sources: list[Source] = []
     notices: list[str] = []
-    looked = []
+    folders: dict[str, Folder] = {}
     for root in dict.fromkeys([project, _git_root(project)]):
         if root is None:
             continue
         memory = home / ".claude" / "projects" / claude_project_slug(root) / "memory"
-        looked.append(str(memory))
-        if memory.is_dir():
-            sources += [Source(p, _join(base, "memory", rel), f"Claude Code memory: {rel}")
-                        for p, rel in _markdown_files(memory, skip)]
+        folders[str(memory)] = Folder(_join(base, "memory"), key)
+        sources += folder_sources(memory, folders[str(memory)], skip)
     if not sources:
         notices.append(f"no Claude Code auto memory for {project} (looked in "
-                       f"{' and '.join(looked)})")
+                       f"{' and '.join(folders)})")
     found_md = False
     for path, rel in _claude_md_files(project, skip):
         found_md = True
         sources.append(Source(path, _join(base, rel.replace(".claude/", "dot-claude/")),
-                              f"{path.relative_to(project).as_posix()} of {project.name}"))
+                              f"{path.relative_to(project).as_posix()} of {project.name}", key,
+                              live=True))
     if not found_md:
         notices.append(f"no CLAUDE.md in {project}")
-    return sources, notices
+    return sources, notices, folders
+
+
+def folder_sources(memory: Path, folder: Folder, skip: Path) -> list[Source]:
+    """The Markdown files of a Claude Code memory folder, as live sources."""
+    if not memory.is_dir():
+        return []
+    return [Source(p, _join(folder.base, rel), f"Claude Code memory: {rel}", folder.project,
+                   live=True) for p, rel in _markdown_files(memory, skip)]
 
 
 def path_sources(paths: list[Path], prefix: str | None, skip: Path) -> list[Source]:
@@ -174,59 +189,92 @@ def _join(*parts: str) -> str:
 @dataclass(frozen=True)
 class _Planned:
     item: ImportItem
-    text: str = ""
+    text: str = ""  # a note to create
     digest: str = ""
+    raw: bytes = b""
+    info: os.stat_result | None = None
 
 
 def import_sources(config: Config, sources: list[Source], notes: Notes | None,
-                   notices: list[str] | None = None,
-                   today: dt.date | None = None) -> ImportReport:
-    """Plan every source against the store of ``config``, then create the notes through
-    ``notes`` (None: a dry run, nothing is written; the store need not exist yet)."""
+                   notices: list[str] | None = None, today: dt.date | None = None,
+                   folders: dict[str, Folder] | None = None,
+                   scan: bool = True) -> ImportReport:
+    """Plan every source against the store of ``config``, then create or update the notes
+    through ``notes`` (None: a dry run, nothing is written; the store need not exist yet),
+    and record where each came from (:mod:`memory.state.imports`). ``scan``: also read
+    the front matter of every note for imports made before the record was kept (the
+    prompt hook, following live sources, reads the record alone)."""
     day = (today or dt.date.today()).isoformat()
     store = Store(config)
-    by_hash, by_path = _imported(store)
+    record = ImportRecord.load(config.state_dir)
     taken = set(store.note_ids())
+    by_hash, by_path = _imported(store, record, taken, scan)
     items: list[ImportItem] = []
     for source in dict((s.path, s) for s in sources).values():
-        planned = _plan(source, day, config.max_note_bytes, by_hash, by_path, taken)
+        planned = _plan(source, day, config, by_hash, by_path, taken, notes)
         item = planned.item
         if item.action == "create":
             taken.add(item.note)
             by_hash[planned.digest] = item.note
             if notes is not None:
                 item = _create(notes, planned)
+        if notes is not None and item.action in ("created", "updated", "unchanged") \
+                and planned.info is not None:
+            record.sources[str(source.path)] = Imported(
+                item.note, planned.digest, planned.info.st_size, planned.info.st_mtime_ns, day,
+                source.live, source.title, source.project)
+            keep_version(config.state_dir, planned.digest, planned.raw)
         items.append(item)
-    return ImportReport(str(config.notes_dir), notes is None, items, notices or [])
+    if notes is not None:
+        record.folders.update(folders or {})
+        record.save(config.state_dir)
+    return ImportReport(str(config.notes_dir), notes is None, items, notices or [],
+                        folders or {})
 
 
-def _plan(source: Source, day: str, limit: int, by_hash: dict[str, str],
-          by_path: dict[str, tuple[str, str]], taken: set[str]) -> _Planned:
+def _plan(source: Source, day: str, config: Config, by_hash: dict[str, str],
+          by_path: dict[str, tuple[str, str]], taken: set[str],
+          notes: Notes | None) -> _Planned:
     shown = str(source.path)
-    raw, problem = _read(source.path, limit)
+    raw, problem, info = _read(source.path, config.max_note_bytes)
     if problem:
         return _Planned(ImportItem(shown, "", "skipped", problem))
     digest = hashlib.sha256(raw).hexdigest()
+    if shown in by_path:
+        note, was = by_path[shown]
+        if was == digest:
+            return _Planned(ImportItem(shown, note, "unchanged",
+                                       "already imported with this content"), "", digest, raw,
+                            info)
+        from memory.services.import_sync import plan_update
+
+        return _Planned(plan_update(config, notes, source, note, raw, digest, was, day), "", digest,
+                        raw, info)
     if digest in by_hash:
         return _Planned(ImportItem(shown, by_hash[digest], "unchanged",
                                    "already imported with this content"))
-    if shown in by_path:
-        note, _ = by_path[shown]
-        return _Planned(ImportItem(shown, note, "changed",
-                                   f"changed since it was imported into {note}; delete that "
-                                   "note and import again to take this version"))
     text = raw.decode("utf-8")
-    imported = {"imported_from": shown, "imported_sha256": digest, "imported_on": day}
-    try:
-        composed = compose_note(text, source.title, imported)
-    except ValueError as exc:
-        return _Planned(ImportItem(shown, "", "skipped", str(exc)))
-    if len(composed.text.encode("utf-8")) > limit:
+    composed = compose_source(source, text, digest, day)
+    if isinstance(composed, str):
+        return _Planned(ImportItem(shown, "", "skipped", composed))
+    if len(composed.text.encode("utf-8")) > config.max_note_bytes:
         return _Planned(ImportItem(shown, "", "skipped", "over the note size limit once "
                                    "imported; split the file, or raise NOTES_MAX_NOTE_BYTES"))
     note_id = _free_id(source.note_id, taken)
     return _Planned(ImportItem(shown, note_id, "create", "", composed.entries,
-                               composed.layout), composed.text, digest)
+                               composed.layout), composed.text, digest, raw, info)
+
+
+def compose_source(source: Source, text: str, digest: str, day: str) -> Composed | str:
+    """The source as a note (or why it cannot be), with our front matter keys."""
+    imported = {"imported_from": str(source.path), "imported_sha256": digest,
+                "imported_on": day}
+    if source.project:
+        imported["project"] = source.project
+    try:
+        return compose_note(text, source.title, imported)
+    except ValueError as exc:
+        return str(exc)
 
 
 def _create(notes: Notes, planned: _Planned) -> ImportItem:
@@ -238,36 +286,39 @@ def _create(notes: Notes, planned: _Planned) -> ImportItem:
     return ImportItem(item.source, item.note, "created", "", item.entries, item.layout)
 
 
-def _read(path: Path, limit: int) -> tuple[bytes, str]:
+def _read(path: Path, limit: int) -> tuple[bytes, str, os.stat_result | None]:
     try:
         info = path.stat()
         if not stat.S_ISREG(info.st_mode):  # a named pipe would block the read for good
             return b"", ("not a regular file (a named pipe, a socket or a device); import "
-                         "Markdown files")
+                         "Markdown files"), None
         size = info.st_size
         if size > limit:
             return b"", (f"too large ({size:,} bytes, over the limit of {limit:,}); split it, "
-                         "or raise NOTES_MAX_NOTE_BYTES")
+                         "or raise NOTES_MAX_NOTE_BYTES"), None
         raw = path.read_bytes()
     except OSError as exc:
-        return b"", f"cannot be read ({exc.strerror}); check its permissions"
+        return b"", f"cannot be read ({exc.strerror}); check its permissions", None
     if b"\x00" in raw:
-        return b"", "binary (NUL bytes), not Markdown"
+        return b"", "binary (NUL bytes), not Markdown", None
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
-        return b"", f"not UTF-8 (line {line}); re-save it as UTF-8 and import again"
+        return b"", f"not UTF-8 (line {line}); re-save it as UTF-8 and import again", None
     if not raw.strip():
-        return b"", "empty"
-    return raw, ""
+        return b"", "empty", None
+    return raw, "", info
 
 
-def _imported(store: Store) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
-    """What earlier imports left: note by source hash, and (note, hash) by source path."""
+def _imported(store: Store, record: ImportRecord, taken: set[str], scan: bool = True
+              ) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """What earlier imports left, of the notes still in the store: note by source hash, and
+    (note, hash of the version imported last) by source path: from the record in the state
+    folder, else from the front matter of notes imported before it was kept."""
     by_hash: dict[str, str] = {}
     by_path: dict[str, tuple[str, str]] = {}
-    for entry in store.files():
+    for entry in store.files() if scan else []:
         try:
             meta = store.load_path(entry.note_id, entry.path).note.meta
         except OSError:
@@ -276,6 +327,10 @@ def _imported(store: Store) -> tuple[dict[str, str], dict[str, tuple[str, str]]]
         if isinstance(source, str) and isinstance(digest, str):
             by_hash.setdefault(digest, entry.note_id)
             by_path.setdefault(source, (entry.note_id, digest))
+    for path, imported in record.sources.items():
+        if imported.note in taken:
+            by_path[path] = (imported.note, imported.sha256)
+            by_hash.setdefault(imported.sha256, imported.note)
     return by_hash, by_path
 
 

@@ -19,6 +19,7 @@ from memory.config import Config
 from memory.errors import NotesError
 from memory.index.scan import changed_files
 from memory.locate import EXAMPLE_STORE, STORE_MARKER, StoreChoice, choose_store
+from memory.project import find_project
 from memory.services.install import (
     PROJECT_DIR_ARG,
     PROJECT_DIR_SHELL,
@@ -48,6 +49,7 @@ class Wired:
 @dataclass
 class Status:
     store: dict[str, Any]
+    project: dict[str, Any] = field(default_factory=dict)
     notes: int = 0
     tokens: int = 0
     index: dict[str, Any] = field(default_factory=dict)
@@ -72,6 +74,10 @@ def store_status(config: Config | None, choice: StoreChoice, failure: str | None
         "why": describe_store(config) if config else failure,
         "exists": path.is_dir(), "marked": (path / STORE_MARKER).is_file(),
         "example": path == EXAMPLE_STORE.resolve()})
+    found = find_project(project, config.notes_dir if config else None, home)
+    status.project = {"key": found.key if found else None,
+                      "root": str(found.root) if found else None,
+                      "why": found.why if found else _no_project(project, path, home)}
     if config is None:
         status.problems.append(Problem("error", failure or f"no store at {path}"))
     else:
@@ -117,12 +123,14 @@ def _fill_from_store(status: Status, config: Config) -> None:
         status.notes = status.index.pop("notes")
         status.tokens = status.index.pop("tokens")
         status.usage_log = _usage_figures(config)
+        projects = notes.index.note_projects() if status.index["built"] else {}
         found = notes.check()
     except NotesError as exc:
         status.problems.append(Problem("error", str(exc)))
         return
     finally:
         notes.close()
+    _project_figures(status, projects)
     errors = sum(p.severity == "error" for p in found)
     status.check = {"errors": errors, "warnings": len(found) - errors}
     if errors:
@@ -139,6 +147,24 @@ def _fill_from_store(status: Status, config: Config) -> None:
         status.problems.append(Problem("warning", f"{stale} notes changed since they were "
                                        "indexed; the next command re-indexes them, or run "
                                        "`notes index`"))
+
+
+def _no_project(folder: Path, store: Path, home: Path) -> str:
+    """Why ``folder`` is in no project, in words."""
+    real = Path(os.path.realpath(folder))
+    if real == Path(os.path.realpath(store)) or Path(os.path.realpath(store)) in real.parents:
+        return f"{folder} is inside the store: every note is searched"
+    return f"{folder} is the home folder or the root, in no project: every note is searched"
+
+
+def _project_figures(status: Status, projects: Mapping[str, str]) -> None:
+    """How many indexed notes are this project's, of no project, and of other projects
+    (left out of every search here)."""
+    key = status.project["key"]
+    own = sum(p == key for p in projects.values())
+    status.project.update(notes=own, shared=status.notes - len(projects),
+                          other_projects=0 if key is None else len(projects) - own,
+                          projects=len(set(projects.values())))
 
 
 def _index_figures(notes: Notes) -> dict[str, Any]:

@@ -211,6 +211,23 @@ class Ledger:
                 for change in todo:
                     _apply(db, change, now)
 
+    def forget(self, note: str) -> None:
+        """Expect nothing of ``note`` any more (`notes delete`)."""
+        self.rename(note, None)
+
+    def rename(self, old: str, new: str | None) -> None:
+        """What was recorded of ``old`` is now of ``new`` (`notes move`; None: forgotten);
+        anything recorded of ``new`` before is replaced."""
+        with self._lock:
+            db = self._connect()
+            with db:
+                for table in ("entries", "histories", "shapes"):
+                    if new is not None:
+                        db.execute(f"DELETE FROM {table} WHERE note = ?", (new,))
+                        db.execute(f"UPDATE {table} SET note = ? WHERE note = ?", (new, old))
+                    else:
+                        db.execute(f"DELETE FROM {table} WHERE note = ?", (old,))
+
     def close(self) -> None:
         with self._lock:
             if self._db is not None:

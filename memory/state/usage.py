@@ -134,6 +134,29 @@ class UsageLog:
                 self._problem("write", exc)
             return
 
+    def rename(self, old: str, new: str) -> int:
+        """The calls that named note ``old`` (read it, or ranked it) name ``new`` (`notes
+        move`); how many rows changed. Raises sqlite3.Error and OSError."""
+        old_name = json.dumps(old)
+        with self._lock:
+            db = self._connect()
+            with db:
+                changed = db.execute("UPDATE calls SET note = ? WHERE note = ?",
+                                     (new, old)).rowcount
+                rows = db.execute("SELECT id, ranked FROM calls WHERE instr(ranked, ?) > 0",
+                                  (old_name,)).fetchall()
+                for row_id, ranked in rows:
+                    try:
+                        names = json.loads(ranked)
+                    except ValueError:
+                        continue
+                    if isinstance(names, list) and old in names:
+                        db.execute("UPDATE calls SET ranked = ? WHERE id = ?",
+                                   (json.dumps([new if n == old else n for n in names]),
+                                    row_id))
+                        changed += 1
+        return changed
+
     def _insert(self, row: Row) -> None:
         db = self._connect()
         self._apply_query_mode(db)

@@ -19,9 +19,10 @@ import click
 
 from memory.api import Notes
 from memory.config import Config, load_config
-from memory.errors import EmptyInput, NotesError
+from memory.errors import EmptyInput, InvalidArgument, NotesError
 from memory.fronts import render
 from memory.fronts.cli.setup import register as register_setup_commands
+from memory.project import HERE, SHARED, find_project
 from memory.state.safe_files import check_folder, path_error
 
 
@@ -90,14 +91,38 @@ class _LazyNotes:
         return load_config(self.notes_dir, self.state_dir, cwd=cwd, example=self.example)
 
     def get(self) -> Notes:
+        """The store, seen from the project of the current folder (docs/projects.md)."""
         if self._notes is None:
-            self._notes = Notes(self.config(), front="cli")
+            notes = Notes(self.config(), front="cli")
+            found = find_project(Path.cwd(), notes.config.notes_dir)
+            self._notes = notes.in_project(found.key if found else None)
         return self._notes
 
 
-def _notes(ctx: click.Context) -> Notes:
+def _notes(ctx: click.Context, all_projects: bool = False) -> Notes:
+    """The store as this folder's project sees it (every note with ``all_projects``)."""
     lazy: _LazyNotes = ctx.obj
-    return lazy.get()
+    notes = lazy.get()
+    return notes.in_project(None) if all_projects else notes
+
+
+all_projects_option = click.option(
+    "--all-projects", is_flag=True,
+    help="Search the notes of every project, not only this folder's project and the "
+    "notes of no project.")
+
+
+def project_key(notes: Notes, value: str) -> str:
+    """What ``--project`` names: a project key as `notes status` shows it, ``.`` for this
+    folder's project, ``none`` for the notes of no project ("")."""
+    if value == SHARED:
+        return ""
+    if value == HERE:
+        if notes.project is None:
+            raise InvalidArgument("this folder is in no project (see `notes status`); name "
+                                  "the project's key, or `none` for the notes of no project")
+        return notes.project
+    return " ".join(value.split())
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")

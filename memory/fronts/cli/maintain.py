@@ -145,17 +145,17 @@ def check(ctx: click.Context, strict: bool, restore: bool, accept: bool,
               help="Wait this long after the last change to a note before re-indexing it.")
 @click.pass_context
 def watch(ctx: click.Context, quiet_seconds: float) -> None:
-    """Keep the index fresh while notes change on disk (Ctrl-C to stop).
+    """Keep the index fresh while notes change on disk, and bring in what Claude Code
+    changes in the memory files imported with `notes import --claude` (at start, then
+    every minute). Ctrl-C to stop.
 
     \b
     Example:
       notes watch --quiet-seconds 2
     """
-    from memory.state.watch import Watcher
+    from memory.state.watch import Watcher, guarded, print_error
 
     notes = _notes(ctx)
-    notes.refresh_index()
-    notes.tidy_index()
     done = threading.Event()
 
     def changed(paths: list[Path]) -> None:
@@ -169,10 +169,23 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
         if merged:
             click.echo(f"tidied: merged {merged} small index segments", err=True)
 
+    def follow() -> None:  # Claude Code's memory files, changed since imported
+        from memory.services.import_sync import follow as bring_in
+
+        report = bring_in(notes, force=True)
+        for item in report.items if report else []:
+            if item.action in ("created", "updated"):
+                click.echo(f"imported: {item.note} ({item.action}; from {item.source})",
+                           err=True)
+
     def reconcile() -> None:  # every minute: what the events missed
+        follow()
         changed([])
         tidy()
 
+    guarded(follow, print_error)
+    notes.refresh_index()
+    notes.tidy_index()
     # an error is printed (Error: ...) and watching goes on: the next change may succeed
     watcher = Watcher(notes.config.notes_dir, changed, reconcile, quiet_seconds, on_idle=tidy,
                       ignore=notes.config.state_dir)

@@ -11,10 +11,12 @@ from memory.fronts.cli import (
     _day,
     _emit,
     _notes,
+    all_projects_option,
     cli,
     context_option,
     date_option,
     json_option,
+    project_key,
 )
 
 
@@ -24,20 +26,23 @@ from memory.fronts.cli import (
               help="How many notes to show.")
 @context_option
 @date_option
+@all_projects_option
 @json_option
 @click.pass_context
 def suggest(ctx: click.Context, query: str, limit: int, context: str | None,
-            asked_on: dt.datetime | None, as_json: bool) -> None:
+            asked_on: dt.datetime | None, all_projects: bool, as_json: bool) -> None:
     """Rung 1: which notes may answer QUERY (Spanish or English, accents optional). Notes
     this shell session read in the last 30 minutes rank a little higher, and so do notes
     with an entry inside a day, week or month QUERY names ("on 3 November", "last week").
+    Inside a project, only its notes and the notes of no project are searched.
 
     \b
     Examples:
       notes suggest "why did the invoice search time out"
       notes --example suggest "rollback" -c "the deploy of friday failed"
     """
-    _emit(as_json, _notes(ctx).suggest(query, limit, context, today=_day(asked_on)),
+    _emit(as_json, _notes(ctx, all_projects).suggest(query, limit, context,
+                                                     today=_day(asked_on)),
           render.suggestions)
 
 
@@ -85,29 +90,41 @@ def read(ctx: click.Context, note: str, section: str | None, as_json: bool) -> N
               type=click.IntRange(100, 20_000), help="Most tokens to return.")
 @context_option
 @date_option
+@all_projects_option
 @json_option
 @click.pass_context
 def recall(ctx: click.Context, query: str, budget: int, context: str | None,
-           asked_on: dt.datetime | None, as_json: bool) -> None:
+           asked_on: dt.datetime | None, all_projects: bool, as_json: bool) -> None:
     """The best evidence for QUERY that fits BUDGET tokens, across the top notes: the best
-    note's state, then blocks by score, each labelled with note, section and date.
+    note's state, then blocks by score, each labelled with note, section and date (inside
+    a project: of its notes and the notes of no project).
 
     \b
     Example:
       notes --example recall "who rotates the secrets" --budget 800
     """
-    _emit(as_json, _notes(ctx).recall(query, budget, context, today=_day(asked_on)),
+    _emit(as_json, _notes(ctx, all_projects).recall(query, budget, context,
+                                                    today=_day(asked_on)),
           render.recalled)
 
 
 @cli.command(name="list")
+@click.option("--project", "project", metavar="KEY",
+              help="Only the notes of this project: its key as `notes status` shows it, `.` "
+              "for this folder's project, `none` for the notes of no project.")
+@all_projects_option
 @json_option
 @click.pass_context
-def list_(ctx: click.Context, as_json: bool) -> None:
-    """Every note with its title, tokens, entries and last entry date.
+def list_(ctx: click.Context, project: str | None, all_projects: bool,
+          as_json: bool) -> None:
+    """Every note with its title, tokens, entries, last entry date and project (inside a
+    project: its notes and the notes of no project).
 
     \b
     Example:
-      notes --example list
+      notes --example list --all-projects
     """
-    _emit(as_json, _notes(ctx).list_notes(), render.note_list)
+    notes = _notes(ctx)
+    key = None if project is None else project_key(notes, project)
+    seen = notes.in_project(None) if all_projects or key is not None else notes
+    _emit(as_json, seen.list_notes(key), render.note_list)

@@ -137,7 +137,9 @@ def import_(ctx: click.Context, sources: tuple[Path, ...], claude: bool, project
             prefix: str | None, dry_run: bool, as_json: bool) -> None:
     """Bring existing memory in: Markdown files or folders (front matter optional), or with
     --claude this project's Claude Code memory. Each file becomes a note with every line
-    kept; the sources are only read; importing again creates nothing new.
+    kept; the sources are only read. Importing again brings in what changed at the source
+    (new dated lines as entries, a changed state with the old one kept in the history),
+    never twice; Claude Code's memory is also followed by `notes watch` and the hook.
 
     \b
     Example:
@@ -145,6 +147,7 @@ def import_(ctx: click.Context, sources: tuple[Path, ...], claude: bool, project
     """
     from memory.api import Notes
     from memory.services.importer import claude_sources, import_sources, path_sources
+    from memory.state.imports import Folder
 
     if not sources and not claude:
         raise click.UsageError("give Markdown files or folders to import, or --claude for "
@@ -153,12 +156,13 @@ def import_(ctx: click.Context, sources: tuple[Path, ...], claude: bool, project
     skip = config.notes_dir
     found = path_sources(list(sources), prefix, skip)
     notices: list[str] = []
+    folders: dict[str, Folder] = {}
     if claude:
-        more, notices = claude_sources(project.resolve(), Path.home(), prefix, skip)
+        more, notices, folders = claude_sources(project.resolve(), Path.home(), prefix, skip)
         found += more
     notes = None if dry_run else Notes(config, front="cli")
     try:
-        report = import_sources(config, found, notes, notices)
+        report = import_sources(config, found, notes, notices, folders=folders)
     finally:
         if notes is not None:
             notes.close()
@@ -167,14 +171,16 @@ def import_(ctx: click.Context, sources: tuple[Path, ...], claude: bool, project
 
 def _import_text(report: ImportReport) -> str:
     rows = [(i.action, i.note, i.source, i.entries if i.note and i.action in
-             ("create", "created") else "", i.reason) for i in report.items]
+             ("create", "created", "update", "updated") else "", i.reason)
+            for i in report.items]
     lines = [render.table(("action", "note", "source", "entries", "why"), rows)] if rows \
         else ["nothing to import"]
     lines += [f"note: {n}" for n in report.notices]
     made = report.count("create", "created")
     verb = "to create" if report.dry_run else "created"
-    summary = (f"{made} notes {verb}, {report.count('unchanged')} unchanged, "
-               f"{report.count('changed')} changed since imported, "
+    updated = report.count("update", "updated")
+    summary = (f"{made} notes {verb}, {report.count('unchanged')} unchanged, {updated} "
+               f"{'to update' if report.dry_run else 'updated'} (changed at the source), "
                f"{report.count('skipped')} skipped")
     lines.append(summary + (" (dry run: nothing written)" if report.dry_run else ""))
     return "\n".join(lines)
@@ -222,7 +228,7 @@ def _plain_status(found: Status) -> dict[str, Any]:
 
 def _status_text(found: Status) -> str:
     store = found.store
-    lines = [str(store["why"] or f"store {store['path']}")]
+    lines = [str(store["why"] or f"store {store['path']}"), _project_text(found.project)]
     if found.index:
         stale = found.index["stale"] + found.index["removed"]
         fresh = "not built yet" if not found.index["built"] else (
@@ -248,6 +254,16 @@ def _status_text(found: Status) -> str:
                      "warnings")
     lines += [f"{p.severity}: {p.message}" for p in found.problems] or ["no problems"]
     return "\n".join(lines)
+
+
+def _project_text(project: dict[str, Any]) -> str:
+    if project.get("key") is None:
+        return f"project: none ({project['why']})"
+    counts = ""
+    if "notes" in project:
+        counts = (f"; {project['notes']} notes of it and {project['shared']} of no project "
+                  f"are searched here, {project['other_projects']} of other projects are not")
+    return f"project: {project['key']} (from {project['why']}){counts}"
 
 
 def _nightly_text(nightly: dict[str, Any]) -> str:

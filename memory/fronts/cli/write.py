@@ -12,6 +12,7 @@ from memory.fronts.cli import (
     _stdin,
     cli,
     json_option,
+    project_key,
 )
 
 
@@ -20,17 +21,22 @@ from memory.fronts.cli import (
 @click.option("--title", "-t", required=True, help="The note's title.")
 @click.option("--tags", default="", help="Comma-separated tags.")
 @click.option("--aliases", default="", help="Comma-separated other names (e.g. Spanish).")
+@click.option("--shared", is_flag=True, help="A note of no project, seen from every project "
+              "(default inside a project: a note of that project).")
 @json_option
 @click.pass_context
-def new(ctx: click.Context, note: str, title: str, tags: str, aliases: str,
+def new(ctx: click.Context, note: str, title: str, tags: str, aliases: str, shared: bool,
         as_json: bool) -> None:
-    """Create NOTE with an empty state and history.
+    """Create NOTE with an empty state and history; inside a project (see `notes status`),
+    a note of that project unless --shared.
 
     \b
     Example:
       notes new infra/redis --title "Redis" --tags cache,infra
     """
-    result = _notes(ctx).create_note(note, title, _split(tags), _split(aliases))
+    notes = _notes(ctx)
+    result = notes.create_note(note, title, _split(tags), _split(aliases),
+                               None if shared else notes.project)
     _emit(as_json, result, render.write_result)
 
 
@@ -75,3 +81,49 @@ def log(ctx: click.Context, note: str, title: str, date: str | None, allow_empty
     result = _notes(ctx).append_history(note, title, _stdin("the entry's body"), date,
                                         allow_empty)
     _emit(as_json, result, render.write_result)
+
+
+# -- managing notes ------------------------------------------------------------------------
+@cli.command()
+@click.argument("note")
+@click.option("--restore", is_flag=True, help="Put NOTE back from the trash (its last "
+              "deleted copy) instead.")
+@json_option
+@click.pass_context
+def delete(ctx: click.Context, note: str, restore: bool, as_json: bool) -> None:
+    """Move NOTE to a dated trash in the state folder (<state>/trash/<date-time>/), out of
+    the index and of what `notes check` expects; --restore puts it back.
+
+    \b
+    Examples:
+      notes delete people/old-contractor
+      notes delete --restore people/old-contractor"""
+    from memory.services.manage import delete_note, restore_note
+
+    notes = _notes(ctx)
+    done = restore_note(notes, note) if restore else delete_note(notes, note)
+    _emit(as_json, done, render.managed)
+
+
+@cli.command()
+@click.argument("old", metavar="NOTE")
+@click.argument("new", required=False)
+@click.option("--project", "project", metavar="KEY",
+              help="Make it a note of this project: its key as `notes status` shows it, `.` "
+              "for this folder's project, `none` for a note of no project.")
+@json_option
+@click.pass_context
+def move(ctx: click.Context, old: str, new: str | None, project: str | None,
+         as_json: bool) -> None:
+    """Rename NOTE to NEW (the file, its recorded history, its usage rows, the links to it
+    and where it was imported from follow), or change its project with --project.
+
+    \b
+    Examples:
+      notes move shop/deploy howto/deploy
+      notes move people/ana --project none"""
+    from memory.services.manage import move_note
+
+    notes = _notes(ctx)
+    key = None if project is None else project_key(notes, project)
+    _emit(as_json, move_note(notes, old, new, key), render.managed)

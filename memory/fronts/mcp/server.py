@@ -84,7 +84,21 @@ def server_notes(config: Config) -> Notes:
     names one."""
     if not config.session:
         config = dataclasses.replace(config, session=f"mcp-{os.getpid()}-{int(time.time())}")
-    return Notes(config, notify=lambda message: log.warning("%s", message), front="mcp")
+    notes = Notes(config, notify=lambda message: log.warning("%s", message), front="mcp")
+    return notes.in_project(server_project(config))
+
+
+def server_project(config: Config) -> str | None:
+    """The project the server serves (docs/projects.md): that of ``CLAUDE_PROJECT_DIR``,
+    which Claude Code sets, else of the folder it was started in (Claude Code starts a
+    stdio server in the project's folder)."""
+    from memory.project import find_project
+
+    folder = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    found = find_project(Path(folder), config.notes_dir)
+    log.info("project: %s", f"{found.key} ({found.why})" if found else
+             f"none ({folder} is in no project): every note is searched")
+    return found.key if found else None
 
 
 def create_server(config: Config, read_only: bool = False,
@@ -141,19 +155,21 @@ def _tool(mcp: FastMCP, annotations: ToolAnnotations) -> Callable[[F], F]:
 
 def _add_read_tools(mcp: FastMCP, notes: Notes) -> None:
     @_tool(mcp, READ)
-    def suggest(query: str, limit: int = 5, context: str = "") -> str:
+    def suggest(query: str, limit: int = 5, context: str = "",
+                all_projects: bool = False) -> str:
         """Rank notes for a question (Spanish/English). Start here.
 
         Args:
-            query: What you need, in words.
+            query: What you need.
             limit: 1-50.
             context: Recent messages.
         """
-        return render.suggestions(notes.suggest(query, limit, context or None))
+        seen = notes.in_project(None) if all_projects else notes
+        return render.suggestions(seen.suggest(query, limit, context or None))
 
     @_tool(mcp, READ)
     def section_map(note: str, query: str = "", context: str = "") -> str:
-        """A note's sections (id, date, tokens); query scores them, zooms into long ones.
+        """A note's sections (id, date, tokens); query scores and zooms.
 
         Args:
             note: Note id.
@@ -168,7 +184,7 @@ def _add_read_tools(mcp: FastMCP, notes: Notes) -> None:
 
         Args:
             note: Note id.
-            section: Id, prefix, #N, id:b2-4 (blocks), or a date/range 2026-11, A..B.
+            section: Id, prefix, #N, id:b2-4 (blocks), or dates 2026-11, A..B.
         """
         return render.section_text(notes.read_section(note, section))
 
@@ -195,7 +211,8 @@ def _add_write_tools(mcp: FastMCP, notes: Notes) -> None:
             tags: Comma-separated.
         """
         tag_list = [t.strip() for t in tags.split(",") if t.strip()]
-        return render.write_result(notes.create_note(note, title, tag_list))
+        return render.write_result(notes.create_note(note, title, tag_list,
+                                                     project=notes.project))
 
     @_tool(mcp, REPLACE)
     def write_state(note: str, text: str) -> str:

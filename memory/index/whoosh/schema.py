@@ -49,4 +49,5 @@ def build_schema() -> fields.Schema:
         mtime_ns=fields.STORED(),
         size=fields.STORED(),
         entries=fields.STORED(),
+        project=fields.STORED(),
     )

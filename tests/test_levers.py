@@ -66,12 +66,9 @@ def test_parse_levers() -> None:
     assert parse_levers(None) == DEFAULT
     assert parse_levers("none") == Levers()
     assert parse_levers("spread,feedback") == Levers(spread=True, feedback=True)
-    assert DEFAULT == Levers(neighbours=True, dates=True, names=True, replies=True,
-                             coverage=True)
-    assert parse_levers("+fusion") == Levers(fusion=True, neighbours=True, dates=True,
-                                             names=True, replies=True,
-                                             coverage=True)  # on the default
-    assert parse_levers("-dates,-names,-replies,-coverage") == Levers(neighbours=True)
+    assert DEFAULT == Levers(replies=True)  # the lever audit of 2026-12-05
+    assert parse_levers("+fusion") == Levers(fusion=True, replies=True)  # on the default
+    assert parse_levers("+dates,-replies") == Levers(dates=True)
     assert parse_levers("fusion") == Levers(fusion=True)  # names alone: from none
     if semantic.available():  # "all" takes the semantic lever too, which needs its extra
         assert parse_levers("all") == ALL
@@ -237,7 +234,7 @@ def test_coverage_counts_a_time_for_a_when_question(tmp_path: Path, question: st
     try:
         notes.ladder.levers = DEFAULT.replace(coverage=False)
         plain = [(h.note, h.score) for h in notes.ladder.suggest(question, 3).hits]
-        notes.ladder.levers = DEFAULT
+        notes.ladder.levers = DEFAULT.replace(coverage=True)
         routed = [(h.note, h.score) for h in notes.ladder.suggest(question, 3).hits]
     finally:
         notes.close()
@@ -259,7 +256,8 @@ def test_a_when_question_asks_no_time_of_notes_that_carry_none(
         f"kitchen/{name}": f"# {name}\n\n- the bakery job of {name}, the bakery oven.\n"
         for name in ("ann", "bob")})
     for store in (undated, job_sessions(tmp_path / "dated")):
-        notes = Notes(load_config(store), notify=lambda _: None)
+        notes = Notes(load_config(store, env={"NOTES_LEVERS": "+coverage"}),
+                      notify=lambda _: None)
         try:
             notes.ladder.suggest("When did Ann quit the bakery job?", 3)
         finally:
@@ -497,11 +495,10 @@ def test_the_store_takes_its_levers_from_notes_levers(tmp_path: Path) -> None:
     exist stops every command, and the MCP server, with an error that names the variable
     and the levers."""
     store = offsite_sessions(tmp_path / "notes")
-    config = load_config(store, env={"NOTES_LEVERS": "+block-route,-dates"})
+    config = load_config(store, env={"NOTES_LEVERS": "+block-route,+dates,-replies"})
     notes = Notes(config, notify=lambda _: None)
     try:
-        assert notes.ladder.levers == Levers(block_route=True, neighbours=True, names=True,
-                                             replies=True, coverage=True)
+        assert notes.ladder.levers == Levers(block_route=True, dates=True)
     finally:
         notes.close()
     plain = Notes(load_config(store, env={}), notify=lambda _: None)

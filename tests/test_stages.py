@@ -53,13 +53,12 @@ def test_every_registered_stage_is_a_lever_with_its_name_summary_and_points() ->
 
 
 def test_the_levers_are_the_registry_s_names_as_flags() -> None:
-    assert DEFAULT.on() == tuple(s.name for s in REGISTRY if s.default) == (
-        "neighbours", "dates", "names", "replies", "coverage")
+    assert DEFAULT.on() == tuple(s.name for s in REGISTRY if s.default) == ("replies",)
     chosen = Levers(block_route=True, spread=True)
     assert chosen.block_route and chosen.spread and not chosen.names
     assert chosen.label() == "spread,block-route" == parse_levers("block-route,spread").label()
     assert parse_levers("+spread,+across") == DEFAULT.replace(spread=True, across=True)
-    assert parse_levers("-coverage") == DEFAULT.replace(coverage=False)
+    assert parse_levers("-replies") == DEFAULT.replace(replies=False)
     assert hash(parse_levers("none")) == hash(Levers()) and Levers() != DEFAULT
 
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 class Coverage(Stage):
     name = "coverage"
     summary = "suggest: the top 10 notes re-ranked by how much of the message one line holds"
-    default = True
+    default = False  # not earned in the lever audit of 2026-12-05 (docs/benchmarks.md)
 
     def pool(self, reader: Reader, ask: Ask) -> int:
         if not ask.by_blocks:

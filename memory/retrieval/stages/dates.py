@@ -26,7 +26,7 @@ DATE_SPAN_DAYS = 32  # only expressions shorter than this narrow the routing (a 
 class Dates(Stage):
     name = "dates"
     summary = "suggest: notes with an entry inside the message's dates score 1.5 times"
-    default = True
+    default = False  # not earned in the lever audit of 2026-12-05 (docs/benchmarks.md)
 
     def pool(self, reader: Reader, ask: Ask) -> int:
         return DATE_NOTES if date_ranges(ask) else 0

@@ -19,7 +19,7 @@ NAMES_SHARE = 0.5  # the share of its own score a block matching only title word
 class Names(Stage):
     name = "names"
     summary = "recall: a block that matched only its note's title words counts half"
-    default = True
+    default = False  # not earned in the lever audit of 2026-12-05 (docs/benchmarks.md)
 
     def weigh(self, reader: Reader, hit: SearchHit[StoredPart], seen: Seen,
               own: float) -> float:

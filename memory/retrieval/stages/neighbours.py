@@ -19,7 +19,7 @@ NEIGHBOUR_REACH = 2  # per block of distance, up to this many blocks away
 class Neighbours(Stage):
     name = "neighbours"
     summary = "recall: the blocks next to a matching one take a share of its score"
-    default = True
+    default = False  # not earned in the lever audit of 2026-12-05 (docs/benchmarks.md)
 
     def shares(self, unit: Unit) -> dict[int, float]:
         shares: dict[int, float] = {}

@@ -15,7 +15,8 @@ import pytest
 from conftest import NOTES_BIN, RunCli, worker_processes
 from memory import Notes, load_config
 from memory.model.note import parse_note
-from memory.services.promote import apply_promotion, build_report
+from memory.services.promote import build_report
+from memory.services.promote_apply import apply_promotion
 from memory.services.promote_report import markdown
 from memory.state.usage import DAY_S
 

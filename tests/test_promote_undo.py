@@ -175,3 +175,7 @@ def test_apply_all_applies_only_what_reaches_the_precision(run_cli: RunCli,
     every = run_cli("promote", "--apply-all", "--min-precision", "0", notes_dir=empty_store)
     assert every.returncode == 0 and every.stdout.startswith("applied 1 of 1 candidates")
     assert f"(history: {CANARY})" in path.read_text()
+    # taken back in either order, the two promotions leave the note as it was
+    for entry in (ROLLBACK, CANARY):
+        assert run_cli("promote", "--undo", entry, notes_dir=empty_store).returncode == 0
+    assert path.read_text() == before

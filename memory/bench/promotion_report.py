@@ -36,7 +36,7 @@ def figures(run: PromotionRun, command: str) -> dict[str, Any]:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(run.seconds, 1),
         "split": {"how": run.how, "earlier": run.earlier, "later": len(run.later),
-                  "later_run": len(run.before.results),
+                  "later_run": len(run.before.results), "later_shared": run.shared,
                   "halves": {h: sum(half_of(r.id) == h for r in run.before.results)
                              for h in HALVES}},
         "replay": {"sessions": run.replayed.sessions, "questions": run.replayed.questions,
@@ -158,7 +158,9 @@ def markdown(data: dict[str, Any]) -> str:
         f"- code: {data['code_version']}, {data['date']}, {data['seconds']:.0f} s",
         f"- split by {split['how']}: {split['earlier']} earlier questions replayed, "
         f"{split['later']} later ({split['later_run']} run: "
-        + ", ".join(f"{h} {n}" for h, n in split["halves"].items()) + ")",
+        + ", ".join(f"{h} {n}" for h, n in split["halves"].items()) + f"); "
+        f"{split['later_shared']} later questions have only answer lines an earlier one had "
+        "too (what any promotion could carry at most)",
         f"- replay: {replay['sessions']} sessions, {replay['questions']} questions "
         f"({replay['recalls']} by recall, {replay['second_reads']} read a second section), "
         f"{replay['calls']} calls logged",

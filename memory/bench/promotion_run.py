@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory.api import Notes
-from memory.bench.policies import check_policies
+from memory.bench.policies import check_policies, question_day
 from memory.bench.promotion import (
     Promoted,
     Replayed,
@@ -44,7 +44,7 @@ from memory.errors import InvalidArgument, NotesError
 from memory.model.note import Note
 from memory.retrieval.levers import DEFAULT, Levers
 from memory.services.promote import Candidate, Demotion, PromotionReport, build_report
-from memory.services.promote_apply import apply_line, demote_lines
+from memory.services.promote_apply import apply_lines, demote_lines
 from memory.services.promote_lines import DEFAULT_RULE, RULES
 
 Say = Callable[[str], None]
@@ -93,6 +93,7 @@ class PromotionRun:
     before: RunResult
     variants: list[Variant]
     seconds: float = 0.0
+    shared: int = 0  # later questions whose every answer line answered an earlier one too
 
 
 def check_options(options: PromoteOptions) -> None:
@@ -126,7 +127,8 @@ def run_promotion(bench: Path, options: PromoteOptions, work: Path | None = None
         original = copy_notes(notes_dir, scratch / "before" / NOTES_FOLDER)
         counts = _state_tokens(original, scratch / "count-state", options)
         for variant in variants:
-            _make(variant, notes_dir, scratch / variant.name, reports[variant.rule], options)
+            _make(variant, notes_dir, scratch / variant.name, reports[variant.rule], options,
+                  _last_day(earlier))
         tell(f"running {len(later)} later questions before promotion")
         before = _run(scratch / "before", later, options, progress)
         for variant in variants:
@@ -134,9 +136,12 @@ def run_promotion(bench: Path, options: PromoteOptions, work: Path | None = None
             variant.carried = _carried(scratch / variant.name / NOTES_FOLDER, variant, later)
             variant.run = _run(scratch / variant.name, later, options, progress,
                                variant.carried)
+    asked = {line.strip() for q in earlier for line in q.answer_lines}
+    shared = sum(bool(q.answer_lines) and all(line.strip() in asked for line in q.answer_lines)
+                 for q in later)
     return PromotionRun(bench, options, how, len(earlier), later, replayed, calls, reports,
                         len(counts), sum(counts.values()), before, variants,
-                        time.perf_counter() - started)
+                        time.perf_counter() - started, shared)
 
 
 @contextmanager
@@ -202,24 +207,31 @@ def chosen(report: PromotionReport, variant: Variant, options: PromoteOptions
     return []
 
 
+def _last_day(earlier: list[Question]) -> str | None:
+    """The day of the last earlier question, when they carry dates: the day a demotion is
+    dated (None: today)."""
+    days = [d for d in (question_day(q) for q in earlier) if d is not None]
+    return max(days).isoformat() if days else None
+
+
 def _make(variant: Variant, notes_dir: Path, folder: Path, report: PromotionReport,
-          options: PromoteOptions) -> None:
+          options: PromoteOptions, day: str | None) -> None:
     """The variant's notes: a fresh copy with its promotions (or demotions) applied through
     the library, as a user accepting them would."""
     copy = copy_notes(notes_dir, folder / NOTES_FOLDER)
     notes = _notes(copy, folder / "apply-state", options, log=False)
     try:
         touched: dict[str, int] = {}
-        for candidate in chosen(report, variant, options):
+        picked = chosen(report, variant, options)
+        for candidate in picked:
             touched.setdefault(candidate.note, _state_of(notes, candidate.note))
-            done = apply_line(notes, candidate.note, candidate.entry, candidate.proposed)
-            if done.changed:
-                variant.promoted.append(Promoted(candidate.note, candidate.entry,
-                                                 candidate.proposed.strip()))
+        done = apply_lines(notes, [(c.note, c.entry, c.proposed) for c in picked])
+        variant.promoted += [Promoted(d.note, d.entry, d.line.strip()) for d in done
+                             if d.changed]
         if variant.kind == "demote":
             for note_id, lines in _by_note(report.demotions).items():
                 touched.setdefault(note_id, _state_of(notes, note_id))
-                variant.demoted += demote_lines(notes, note_id, lines, "2000-01-01")
+                variant.demoted += demote_lines(notes, note_id, lines, day)
         variant.state_tokens = {n: (was, _state_of(notes, n)) for n, was in touched.items()}
     finally:
         notes.close()

@@ -80,44 +80,70 @@ def apply_line(notes: Notes, note_id: str, entry_id: str, text: str,
                dry_run: bool = False) -> Applied:
     """Insert ``text`` (a state line holding the entry's back-reference) at the end of the
     note's state, unless a state line already refers to the entry."""
-    refuse_control_characters(text, "the state line")
-    loaded = notes.store.load(note_id)
-    before = loaded.note.text
-    if _promoted_in(loaded.note, entry_id):
-        return Applied(loaded.note_id, entry_id, text, False, before, before)
-    if dry_run:
-        return Applied(loaded.note_id, entry_id, text, True, before,
-                       with_promoted(loaded.note, text))
-    seen: dict[str, str] = {}
+    return apply_lines(notes, [(note_id, entry_id, text)], dry_run, strict=True)[0]
 
-    def promoted(note: Note) -> str:
-        fresh = note.section(entry_id)
+
+def apply_lines(notes: Notes, lines: list[tuple[str, str, str]], dry_run: bool = False,
+                strict: bool = False) -> list[Applied]:
+    """Insert each (note, entry, line), in order, as :func:`apply_line` would, with one write
+    per note; each promotion is journaled on its own (undoing the last of a note gives back
+    the exact bytes). An entry gone from its note is skipped (unchanged), or with ``strict``
+    an error."""
+    by_note: dict[str, list[tuple[str, str]]] = {}
+    for note_id, entry_id, text in lines:
+        refuse_control_characters(text, "the state line")
+        by_note.setdefault(notes.store.note_id_of(note_id), []).append((entry_id, text))
+    done: list[Applied] = []
+    for note_id, pairs in by_note.items():
+        done.extend(_apply_to_note(notes, note_id, pairs, dry_run, strict))
+    return done
+
+
+Step = tuple[str, str, str, str]  # entry, line, the note's text before it, after it
+
+
+def _steps(note: Note, note_id: str, pairs: list[tuple[str, str]], strict: bool) -> list[Step]:
+    steps: list[Step] = []
+    text, current = note.text, note
+    for entry_id, line in pairs:
+        fresh = current.section(entry_id)
         if fresh is None or fresh.kind != "entry":
-            raise InvalidArgument(f"entry {entry_id!r} is no longer in {loaded.note_id!r}; "
-                                  f"run `notes map {loaded.note_id}` and retry")
-        seen["before"] = note.text
-        if _promoted_in(note, entry_id):
-            return note.text  # promoted meanwhile: nothing to add
-        return with_promoted(note, text)
+            if strict:
+                raise InvalidArgument(f"entry {entry_id!r} is no longer in {note_id!r}; run "
+                                      f"`notes map {note_id}` and retry")
+            steps.append((entry_id, line, text, text))
+            continue
+        after = text if _promoted_in(current, entry_id) else with_promoted(current, line)
+        steps.append((entry_id, line, text, after))
+        if after != text:
+            text, current = after, current.reparsed(after)
+    return steps
 
-    after = _write(notes, loaded.note_id, promoted)
-    if after != seen["before"]:
-        _journal(notes, {"op": "apply", "note": loaded.note_id, "entry": entry_id,
-                         "line": text, **change_of(seen["before"], after)})
-    return Applied(loaded.note_id, entry_id, text, after != seen["before"], seen["before"],
-                   after)
+
+def _apply_to_note(notes: Notes, note_id: str, pairs: list[tuple[str, str]], dry_run: bool,
+                   strict: bool) -> list[Applied]:
+    loaded = notes.store.load(note_id)
+    steps = _steps(loaded.note, note_id, pairs, strict)
+    if not dry_run and any(before != after for _, _, before, after in steps):
+        def promoted(note: Note) -> str:
+            steps[:] = _steps(note, note_id, pairs, strict)  # as the note is under the lock
+            return steps[-1][3]
+
+        _write(notes, note_id, promoted)
+        for entry_id, line, before, after in steps:
+            if after != before:
+                _journal(notes, {"op": "apply", "note": note_id, "entry": entry_id,
+                                 "line": line, **change_of(before, after)})
+    return [Applied(note_id, entry_id, line, after != before, before, after)
+            for entry_id, line, before, after in steps]
 
 
 def apply_all(notes: Notes, report: PromotionReport, min_precision: float,
               dry_run: bool = False) -> list[Applied]:
     """Apply (or with ``dry_run`` show) every candidate of ``report`` whose precision
     estimate is at least ``min_precision``, each with the line the report proposed."""
-    done = []
-    for candidate in report.candidates:
-        if candidate.precision >= min_precision:
-            done.append(apply_line(notes, candidate.note, candidate.entry, candidate.proposed,
-                                   dry_run))
-    return done
+    return apply_lines(notes, [(c.note, c.entry, c.proposed) for c in report.candidates
+                               if c.precision >= min_precision], dry_run)
 
 
 def with_promoted(note: Note, line: str) -> str:

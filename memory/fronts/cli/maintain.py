@@ -238,8 +238,8 @@ def tokens(ctx: click.Context, as_json: bool) -> None:
 @click.option("--apply-all", is_flag=True, help="Apply every candidate whose precision "
               "estimate is at least --min-precision, each with its proposed line.")
 @click.option("--min-precision", type=click.FloatRange(0, 1), default=0.6, show_default=True,
-              help="With --apply-all: the precision estimate a candidate needs (the share of "
-              "the later questions that reached its entry whose words its line holds).")
+              help="With --apply-all: the precision estimate a candidate needs (k/(k+1) for k "
+              "questions that came for its line).")
 @click.option("--undo", metavar="ENTRY", help="Take a promoted line back out of the state: "
               "ENTRY is the id in its `(history: …)` (NOTE#ENTRY when several notes hold "
               "one); the exact bytes come back when the note was not edited since.")

@@ -2,8 +2,9 @@
 agent's sessions, and the hit rule for promoted lines.
 
 - **Earlier and later.** By ``date`` when the questions carry distinct dates (every question
-  has one and no date holds more than :data:`MAX_DATE_SHARE` of them): the first half in date
-  order (then file order) is earlier. Otherwise by a hash of the id: bit 1 of the first byte of
+  has one, there are at least :data:`MIN_DATES_SHARE` as many dates as questions, and no date
+  holds more than :data:`MAX_DATE_SHARE` of them): the first half in date order (then file
+  order) is earlier. Otherwise by a hash of the id: bit 1 of the first byte of
   its SHA-256, where the tuning/test split (:mod:`memory.bench.split`) takes bit 0, so the two
   splits cross (each later half holds tuning and test questions alike).
 - **Sessions.** The earlier questions, in that order, are cut into sessions of
@@ -38,7 +39,8 @@ from memory.services.promote_lines import carries, referenced_entry
 from memory.state.usage import DAY_S
 
 EARLIER, LATER = "earlier", "later"
-MAX_DATE_SHARE = 0.05
+MIN_DATES_SHARE = 0.10
+MAX_DATE_SHARE = 0.10
 SESSION_SIZE = 4
 REPLAY_DAYS = 7
 RECALL_EVERY = 4
@@ -60,8 +62,9 @@ def dated(questions: list[Question]) -> bool:
     """Whether the questions carry distinct dates: all have one, none shared too widely."""
     if not questions or any(not q.date for q in questions):
         return False
-    most = Counter(q.date for q in questions).most_common(1)[0][1]
-    return most <= MAX_DATE_SHARE * len(questions)
+    days = Counter(q.date for q in questions)
+    return len(days) >= MIN_DATES_SHARE * len(questions) \
+        and days.most_common(1)[0][1] <= MAX_DATE_SHARE * len(questions)
 
 
 def split_in_time(questions: list[Question]) -> tuple[list[Question], list[Question], str]:

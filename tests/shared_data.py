@@ -1,5 +1,6 @@
-"""Where the tests find the shared bench material (../shared, CC BY-NC, never copied into the
-repo): beside the main checkout, or two levels up from a worktree under /work/wt/NAME."""
+"""Where the tests find the shared bench material (../shared: LoCoMo is CC BY-NC, RealMem
+Apache-2.0, vsla MIT; never copied into the repo): beside the main checkout, or two levels up
+from a worktree under /work/wt/NAME."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ SHARED = next((p for p in (ROOT.parent / "shared", ROOT.parent.parent / "shared"
                if p.is_dir()), ROOT.parent / "shared")
 LOCOMO = SHARED / "bench" / "locomo" / "locomo10.json"
 TRANSCRIPTS = SHARED / "bench" / "transcripts"
+REALMEM = SHARED / "bench" / "realmem"  # Apache-2.0
+VSLA = SHARED / "bench" / "vsla"  # MIT
 
 
 def shared_file(path: Path) -> Path:

@@ -25,7 +25,8 @@ from conftest import EXAMPLE, NOTES_BIN, copy_example
 from memory import Notes, load_config
 from memory.config import Config
 from memory.errors import ConfigError
-from memory.index import StoredNote, StoredPart, parse_query
+from memory.index import ScopedIndex, StoredNote, StoredPart, parse_query
+from memory.retrieval.ladder import Ladder
 from memory.state.integrity import HistoryGuard
 from memory.state.store import Store
 
@@ -321,6 +322,68 @@ def test_the_searcher_gives_typed_stored_documents(copy: tuple[str, Path]) -> No
         assert {p.doc.kind for p in everywhere} == {kind}  # a kind's search finds no other
     assert notes.index.run_search(lambda s: s.search_notes(parse_query("the of"), 5)) \
         == ([], 0)  # stop words only: nothing to search
+    notes.close()
+
+
+REDIS = frozenset({"incidents/redis-eviction-2026-03", "infra/redis"})
+
+
+def test_a_scope_leaves_notes_out_of_every_search(copy: tuple[str, Path]) -> None:
+    """``Searcher.without``: the excluded notes are filtered inside the backend's search, so
+    a limit still gives that many hits among the others, the counts are of the others, the
+    scores do not change, and their stored documents are not there either."""
+    backend, store = copy
+    notes = open_notes(store, backend)
+    notes.refresh_index()
+    query = parse_query("redis eviction")
+    everything, total = notes.index.run_search(lambda s: s.search_notes(query, None))
+    assert REDIS <= {h.doc.note_id for h in everything[:2]}  # the two best, unscoped
+    others = [(h.doc.note_id, h.score) for h in everything if h.doc.note_id not in REDIS]
+    hits, count = notes.index.run_search(lambda s: s.without(REDIS).search_notes(query, 3))
+    assert [(h.doc.note_id, h.score) for h in hits] == others[:3] and count == total - 2
+    for kind in ("section", "paragraph"):
+        parts, all_count = notes.index.run_search(
+            lambda s, k=kind: s.search_parts(query, k, None))
+        kept = [(h.doc.id, h.score) for h in parts if h.doc.note_id not in REDIS]
+        scoped, scoped_count = notes.index.run_search(
+            lambda s, k=kind: s.without(REDIS).search_parts(query, k, 5))
+        assert [(h.doc.id, h.score) for h in scoped] == kept[:5], kind
+        assert scoped_count == len(kept) < all_count, kind
+        assert notes.index.run_search(lambda s, k=kind: s.without(REDIS).search_parts(
+            query, k, None, note_id="infra/redis")) == ([], 0), kind
+    # views compose, and leave the stored documents out too
+    both = notes.index.run_search(lambda s: s.without(frozenset({"infra/redis"})).without(
+        frozenset({"incidents/redis-eviction-2026-03"})).search_notes(query, 3))
+    assert [h.doc.note_id for h in both[0]] == [note for note, _ in others[:3]]
+    assert notes.index.run_search(lambda s: s.without(REDIS).stored_note("infra/redis")) is None
+    listed = notes.index.run_search(lambda s: s.without(REDIS).stored_notes())
+    assert sorted(n.note_id for n in listed) == sorted(
+        n.note for n in notes.list_notes() if n.note not in REDIS)
+    assert notes.index.run_search(lambda s: s.without(frozenset()).search_notes(query, None)) \
+        == (everything, total)  # an empty scope leaves nothing out
+    notes.close()
+
+
+def test_a_ladder_over_a_scoped_index_sees_only_the_allowed_notes(
+        copy: tuple[str, Path]) -> None:
+    """:class:`ScopedIndex`: the real ladder over the view, unchanged, never routes to,
+    recalls from or finds a paragraph of an excluded note; the scope can be set again."""
+    backend, store = copy
+    notes = open_notes(store, backend)
+    scope = ScopedIndex(notes.index, REDIS)
+    ladder = Ladder(notes.store, scope, notes.counter)
+    message = "how did we fix the redis eviction incident"
+    assert notes.suggest(message, limit=4).hits[0].note in REDIS  # unscoped: a redis note
+    suggested = ladder.suggest(message, limit=4)
+    assert suggested.hits and REDIS.isdisjoint(h.note for h in suggested.hits)
+    recalled = ladder.recall(message, 1000)
+    assert recalled.groups and REDIS.isdisjoint(g.note for g in recalled.groups)
+    found, _ = ladder.search(parse_query(message), "paragraph", 20)
+    assert len(found) == 20 and REDIS.isdisjoint(h.doc.note_id for h in found)
+    with scope.searcher() as searcher:
+        assert searcher.stored_note("infra/redis") is None
+    scope.exclude = ()
+    assert ladder.suggest(message, limit=4).hits[0].note in REDIS
     notes.close()
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,12 @@ from shared_data import TRANSCRIPTS, shared_file
 from memory import Notes, load_config
 from memory.bench.mining import MiningCounts, Vocabulary, content_lines, transcripts_to_bench
 from memory.bench.questions import read_questions
-from memory.bench.transcripts import prompt_text, read_transcript, transcript_files
+from memory.bench.transcripts import (
+    mapped_path,
+    prompt_text,
+    read_transcript,
+    transcript_files,
+)
 from memory.fronts import render
 from memory.state.store import Store
 
@@ -245,6 +252,57 @@ def test_the_cli_and_file_reads_count_too(tmp_path: Path, notes_dir: Path,
          ("Upgraded Redis to 7.2 on the staging cluster.",), "infra/redis"),
         ("How do we undo a bad release?",
          ("Rollback uses deployctl revert with the previous tag.",), "howto/deploy")]
+
+
+def test_sessions_from_another_machine_with_a_path_map(tmp_path: Path, notes_dir: Path) -> None:
+    """The sessions read /home/kim/app/… (their machine); --path-map maps it onto the notes
+    folder here, for reads and for the writes that drop a turn alike; only whole folders
+    match (/home/kim/app2 is another project)."""
+    raw = NOTES["howto/deploy"]
+    away = Session()
+    away.user("How do we undo a bad release?")
+    away.tool("msg_a", "toolu_1", "Read", {"file_path": "/home/kim/app/howto/deploy.md"}, raw,
+              {"type": "text", "file": {"filePath": "/home/kim/app/howto/deploy.md",
+                                        "content": raw}})
+    away.reply("msg_b", "Run deployctl revert with the previous tag.")
+    away.user("What did the drill notes say about rollback?")
+    away.tool("msg_c", "toolu_2", "Read", {"file_path": "/home/kim/app2/howto/deploy.md"}, raw,
+              {"type": "text", "file": {"filePath": "/home/kim/app2/howto/deploy.md",
+                                        "content": raw}})
+    away.reply("msg_d", "Run deployctl revert with the previous tag.")
+    away.user("Undo the release, and note it.")
+    away.tool("msg_e", "toolu_3", "Read", {"file_path": "/home/kim/app/howto/deploy.md"}, raw,
+              {"type": "text", "file": {"filePath": "/home/kim/app/howto/deploy.md",
+                                        "content": raw}})
+    away.tool("msg_f", "toolu_4", "Edit", {"file_path": "/home/kim/app/howto/deploy.md",
+                                           "old_string": "a", "new_string": "b"}, "ok")
+    away.reply("msg_g", "Ran deployctl revert with the previous tag; noted it.")
+    transcripts = tmp_path / "transcripts"
+    transcripts.mkdir()
+    away.write(transcripts / "away.jsonl")
+    plain = notes_cli("bench", "from-transcripts", str(transcripts), "--notes", str(notes_dir),
+                      "--out", str(tmp_path / "plain"))
+    assert plain.returncode == 0, plain.stderr
+    assert "3 user turns: 0 read memory, 0 dropped" in plain.stdout  # not its notes here
+    mapped = notes_cli("bench", "from-transcripts", str(transcripts), "--notes",
+                       str(notes_dir), "--out", str(tmp_path / "mapped"), "--path-map",
+                       f"/home/kim/app/={notes_dir}")
+    assert mapped.returncode == 0, mapped.stderr
+    assert "3 user turns: 2 read memory, 1 dropped for writing memory" in mapped.stdout
+    assert [(q.question, q.answer_lines, q.note) for q in read_questions(
+        tmp_path / "mapped" / "questions.jsonl")] == [
+        ("How do we undo a bad release?",
+         ("Rollback uses deployctl revert with the previous tag.",), "howto/deploy")]
+    wrong = notes_cli("bench", "from-transcripts", str(transcripts), "--notes", str(notes_dir),
+                      "--out", str(tmp_path / "wrong"), "--path-map", "/home/kim/app")
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+    assert "--path-map '/home/kim/app': give OLD=NEW" in wrong.stderr
+    assert mapped_path("/home/kim/app", (("/home/kim/app", "/x"),)) == "/x"
+
+
+def notes_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(sys.executable).parent / "notes"), *args],
+                          capture_output=True, text=True, timeout=120)
 
 
 def test_sidechains_and_stale_lines(tmp_path: Path, notes_dir: Path, shown: Notes) -> None:

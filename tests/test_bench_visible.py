@@ -15,8 +15,15 @@ from typing import Any
 
 import pytest
 from test_bench_locomo_sessions import SAMPLES
+from test_bench_realmem import ana, bo
 
-from benchmarks.visible.run import BENCHES, VisibleOptions, check_options, locate_locomo
+from benchmarks.visible.run import (
+    BENCHES,
+    Sources,
+    VisibleOptions,
+    check_options,
+    locate_locomo,
+)
 from benchmarks.visible.summary import (
     bench_summary,
     best_of_family,
@@ -44,16 +51,28 @@ def small_locomo(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture
+def small_realmem(tmp_path: Path) -> Path:
+    folder = tmp_path / "realmem"
+    folder.mkdir()
+    for name, data in (("Ana_Silva", ana()), ("Bo_Lind", bo())):
+        (folder / f"{name}_dialogues_256k.json").write_text(json.dumps(data),
+                                                            encoding="utf-8")
+    return folder
+
+
 def _report(out: Path, bench: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((out / bench / "report.json").read_text())
     return data
 
 
 @pytest.mark.slow(17)
-def test_every_bench_built_run_and_summarised(small_locomo: Path, tmp_path: Path) -> None:
+def test_every_bench_built_run_and_summarised(small_locomo: Path, small_realmem: Path,
+                                              tmp_path: Path) -> None:
     out, work = tmp_path / "out", tmp_path / "work"
     ran = notes("bench", "visible", "--locomo", str(small_locomo), "--work", str(work),
-                "--out", str(out), "--policies", POLICIES, "--limit", "4")
+                "--out", str(out), "--policies", POLICIES, "--limit", "4",
+                env={"NOTES_BENCH_REALMEM": str(small_realmem)})
     assert ran.returncode == 0, ran.stderr
     assert "Traceback" not in ran.stderr
     summary = json.loads((out / "summary.json").read_text())
@@ -67,10 +86,14 @@ def test_every_bench_built_run_and_summarised(small_locomo: Path, tmp_path: Path
                        .read_text().split("\n")[1])
     assert first["notes"] == ["conv-1/session-02", "conv-1/session-01"]
     assert first["context"] == ["What did Ana paint?", "A sunrise"]
+    assert len(list((work / "realmem" / "notes").rglob("*.md"))) == 6
+    asked = json.loads((work / "realmem" / "questions.jsonl").read_text().split("\n")[0])
+    assert asked["exclude_notes"] == ["ana-silva/session-003", "ana-silva/session-004"]
+    assert summary["benches"]["realmem"]["built"].startswith("2 personas, 6 sessions")
     for name in BENCHES:
         report = _report(out, name)
         assert list(report["policies"]) == POLICIES.split(","), name
-        assert report["questions"]["read"] == 4, name
+        assert report["questions"]["read"] == (3 if name == "realmem" else 4), name
         assert (out / name / "report.md").stat().st_size > 0
         line = summary["benches"][name]
         assert line["routing"]["first_rate"] == report["routing"]["first_rate"]
@@ -126,8 +149,30 @@ def test_without_the_shared_file_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(NotesError, match=r"was not found \(looked at .*nowhere.*--locomo"):
         check_options(VisibleOptions(["locomo"], tmp_path, search=(missing,)))
     # the example store's bench needs no shared data
-    assert check_options(VisibleOptions(["example-followups"], tmp_path, search=())) is None
+    assert check_options(VisibleOptions(["example-followups"], tmp_path, search=(),
+                                        realmem_search=())) == Sources(None, None)
     assert locate_locomo(None, [missing, Path(__file__)]) == Path(__file__)
+
+
+def test_without_realmem_a_clear_error(small_realmem: Path, tmp_path: Path) -> None:
+    nowhere = tmp_path / "nowhere"
+    ran = notes("bench", "visible", "--benches", "realmem", "--realmem", str(nowhere), "--out",
+                str(tmp_path / "o"))
+    assert ran.returncode == 1 and "Traceback" not in ran.stderr
+    assert ran.stderr.startswith(f"Error: RealMem: no RealMem files in {nowhere}")
+    (tmp_path / "empty").mkdir()
+    ran = notes("bench", "visible", "--benches", "realmem,example-followups", "--out",
+                str(tmp_path / "o"), env={"NOTES_BENCH_REALMEM": str(tmp_path / "empty")})
+    assert ran.returncode == 1 and "Traceback" not in ran.stderr
+    assert ran.stderr.startswith("Error: RealMem: no RealMem files in")
+    assert "--realmem DIR (or NOTES_BENCH_REALMEM)" in ran.stderr
+    assert not (tmp_path / "o").exists()  # nothing was built or run
+    with pytest.raises(NotesError, match=r"were not found \(looked at .*nowhere.*--realmem"):
+        check_options(VisibleOptions(["realmem"], tmp_path, realmem_search=(nowhere,)))
+    found = check_options(VisibleOptions(["realmem"], tmp_path,
+                                         realmem_search=(nowhere, tmp_path / "empty",
+                                                         small_realmem)))
+    assert found == Sources(None, small_realmem)  # the first that holds its files
 
 
 def test_wrong_names_fail_before_any_run(tmp_path: Path) -> None:

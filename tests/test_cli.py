@@ -70,11 +70,21 @@ def test_map_with_query_scores_sections(run_cli: RunCli) -> None:
 def test_read_by_id_prefix_and_position(run_cli: RunCli) -> None:
     state = run_cli("read", "howto/deploy-production", "state")
     assert state.returncode == 0
-    assert state.stdout.startswith("[howto/deploy-production#state · state · ")
+    assert state.stdout.startswith("## Current state\n- GitOps: ")  # the text, no label
     by_pos = run_cli("read", "howto/deploy-production", "#2")
     assert by_pos.stdout == state.stdout
     whole = run_cli("read", "howto/deploy-production", "--json")
     assert json.loads(whole.stdout)["kind"] == "note"
+
+
+def test_read_shows_the_text_alone_and_says_when_there_is_none(run_cli: RunCli,
+                                                               tmp_path: Path) -> None:
+    store = tmp_path / "bare"
+    store.mkdir()
+    (store / "blank.md").write_text("")
+    empty = run_cli("read", "blank", notes_dir=store)
+    assert empty.returncode == 0, empty.stderr
+    assert empty.stdout == "[blank · note · empty]\n"
 
 
 def test_new_state_log_then_read_back(run_cli_process: RunCli, store_dir: Path) -> None:

@@ -160,9 +160,10 @@ def test_cli_map_and_recall_take_the_context(run_cli: RunCli) -> None:
     mapped = run_cli("map", SECRETS, "--query", VAGUE, "--context", PG_CONTEXT, "--json")
     assert mapped.returncode == 0, mapped.stderr
     assert json.loads(mapped.stdout)["best"][0] == PG_ENTRY
-    recalled = run_cli("recall", VAGUE, "--budget", "600", "-c", PG_CONTEXT)
+    recalled = run_cli("recall", VAGUE, "--budget", "600", "-c", PG_CONTEXT, "--json")
     assert recalled.returncode == 0, recalled.stderr
-    assert f"[{SECRETS}#{PG_ENTRY}" in recalled.stdout
+    assert any(g["note"] == SECRETS and g["ref"].startswith(PG_ENTRY)
+               for g in json.loads(recalled.stdout)["groups"])
     by_context = run_cli("map", SECRETS, "--context", PG_CONTEXT)  # scored by it alone
     assert by_context.returncode == 0, by_context.stderr
     assert by_context.stdout.splitlines()[-1].startswith(f"best match: {PG_ENTRY} (")

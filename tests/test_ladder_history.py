@@ -157,7 +157,9 @@ def test_recall_fits_the_budget_and_labels_its_evidence(lib: Notes) -> None:
         assert lib.counter.count(render.recalled(shown)) <= budget
     found = recall(lib.ladder, "causa del lag VACUUM FULL réplica", 150, today=ASKED)
     assert 0 < found.tokens <= 150
-    assert all(g.text.startswith(f"[{g.note}#") for g in found.groups)
+    firsts = {g.note: g for g in reversed(found.groups)}  # each note's first group
+    assert all(g.text.startswith(f"[{g.note}#" if firsts[g.note] is g else "[#")
+               for g in found.groups)
     shown = "".join(g.text for g in found.groups)
     assert "VACUUM FULL" in shown and "Paso 3:" not in shown
     assert found.left_out > 0 and found.next_ref and found.next_tokens > 0
@@ -168,7 +170,8 @@ def test_recall_fits_the_budget_and_labels_its_evidence(lib: Notes) -> None:
 def test_recall_from_the_cli_and_the_mcp_tool(run_cli: RunCli, store: Path) -> None:
     result = run_cli("recall", "causa del lag VACUUM", "--budget", "200", notes_dir=store)
     assert result.returncode == 0, result.stderr
-    assert "VACUUM FULL" in result.stdout and " of 200 tokens" in result.stdout
+    assert "VACUUM FULL" in result.stdout
+    assert result.stdout.splitlines()[-1].startswith(("left out ", "nothing else matched"))
     bad = run_cli("recall", "lag", "--budget", "5", notes_dir=store)
     assert bad.returncode == 2
 

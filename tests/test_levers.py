@@ -45,7 +45,8 @@ def sessions(tmp_path: Path) -> Iterator[Notes]:
     line about it; the third and fourth talk of a glacier, with seals in the third only."""
     first = [f"Ann: the kayak trip, day {n}, we paddled kayak after kayak along the coast "
              f"and camped on beach number {n} with the whole group." for n in range(1, 9)]
-    second = ["Ann: I finally booked the kayak trip for the summer with my brother.",
+    second = ["Ann: I finally booked the kayak trip for the summer with my brother: two weeks "
+              "in July up the northern fjords, tents, dry bags and all.",
               "Bob: The weather in Bergen was grey all week, lots of rain and wind."]
     third = ["Bob: We walked along the Nordfjord glacier and saw seals near Nordfjord.",
              "Ann: Nordfjord glacier walks are long, take warm gloves."]
@@ -86,7 +87,8 @@ def test_parse_levers() -> None:
 def test_spread_takes_the_second_session_into_the_budget(sessions: Notes) -> None:
     """Without spread, the budget fills with the first session's blocks (its section and
     note lift them all); with it, the second half of the budget takes the second session's
-    best block too."""
+    best block too. (That line is long enough to stand under a label of its own: below its
+    three best blocks, recall leaves out a block that would be a third or more label.)"""
     question = "the kayak trip with the group"
     wanted = "I finally booked the kayak trip"
     ladder = sessions.ladder

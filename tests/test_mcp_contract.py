@@ -13,7 +13,9 @@ from conftest import NOTES_BIN
 from memory import load_config
 from memory.fronts.mcp.server import catalog, create_server, measure_costs, over_budget
 
-BUDGET_FILE = Path(__file__).resolve().parent.parent / "memory/fronts/mcp/tool_budget.json"
+ROOT = Path(__file__).resolve().parent.parent
+BUDGET_FILE = ROOT / "memory/fronts/mcp/tool_budget.json"
+FOLLOWUPS = ROOT / "benchmarks/followups/questions.jsonl"
 BUDGET = json.loads(BUDGET_FILE.read_text())
 READ_ONLY = (True, None, None)  # the other hints only apply to tools that write
 EXPECTED = {
@@ -48,11 +50,25 @@ def test_tool_names_parameters_and_annotations(store_dir: Path) -> None:
         assert tools[name]["description"], name
 
 
-def test_catalog_stays_within_its_budget(store_dir: Path) -> None:
-    costs = measure_costs(load_config(store_dir))
+@pytest.mark.slow(25)
+def test_catalog_and_framing_stay_within_their_budget(store_dir: Path) -> None:
+    """The catalog, and the framing of recall and read_section answers over the example
+    store's follow-up questions: at most 15 % of their tokens are labels and last lines."""
+    costs = measure_costs(load_config(store_dir), FOLLOWUPS)
     assert over_budget(costs, BUDGET) == []
     assert BUDGET["catalog_total"] <= 700 and BUDGET["read_tools_total"] <= 350
     assert costs["catalog_total"] == sum(costs["tools"].values())
+    framing = costs["framing"]
+    assert set(framing) == set(BUDGET["framing"]) == {
+        "recall@500", "recall@1000", "recall@2000", "read_section"}
+    assert all(limit <= 0.15 for limit in BUDGET["framing"].values())
+    assert all(f["answers"] == 68 for name, f in framing.items() if name != "read_section")
+    assert framing["read_section"]["answers"] > 60
+    tighter = json.loads(json.dumps(BUDGET))
+    tighter["framing"]["recall@1000"] = framing["recall@1000"]["share"] - 0.001
+    assert over_budget(costs, tighter) == [
+        f"framing recall@1000: {framing['recall@1000']['share']:.1%} > "
+        f"{tighter['framing']['recall@1000']:.0%}"]
 
 
 def test_budget_check_fails_when_a_figure_grows(store_dir: Path) -> None:
@@ -68,6 +84,30 @@ def test_notes_tokens_prints_the_total(store_dir: Path) -> None:
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "catalog total |" in result.stdout and "within budget" in result.stdout
+    assert "framing" not in result.stdout  # no questions given, none known for this store
+
+
+def test_notes_tokens_on_a_store_the_typical_query_misses(tmp_path: Path) -> None:
+    """It used to end in an IndexError when no note matched the typical query."""
+    store = tmp_path / "kiwi"
+    store.mkdir()
+    (store / "kiwi.md").write_text("# Kiwi\n\n## Current state\n- Kiwis are fruit.\n")
+    result = subprocess.run([str(NOTES_BIN), "--notes", str(store), "tokens"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "answer suggest |" in result.stdout and "answer section_map" in result.stdout
+    assert "reading kiwi#state" in result.stdout  # the store's first note stands in
+
+
+@pytest.mark.slow(25)
+def test_notes_tokens_measures_the_framing_over_questions(store_dir: Path) -> None:
+    result = subprocess.run([str(NOTES_BIN), "--notes", str(store_dir), "tokens",
+                             "--questions", str(FOLLOWUPS), "--json"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    framing = json.loads(result.stdout)["framing"]
+    assert framing["recall@500"]["answers"] == 68 and framing["read_section"]["share"] == 0
+    assert all(0 < framing[f"recall@{b}"]["share"] <= 0.15 for b in (500, 1000, 2000))
 
 
 def test_unknown_arguments_are_refused_though_the_schema_omits_it(store_dir: Path) -> None:

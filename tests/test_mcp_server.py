@@ -45,10 +45,10 @@ async def test_map_then_read_the_best_section(client: Client) -> None:
     assert best.startswith("best match: ")
     section = best.removeprefix("best match: ").split(" ")[0]
     read = await text(client, "read_section", note="howto/deploy-production", section=section)
-    assert read.startswith(f"[howto/deploy-production#{section} · entry · ")
+    assert read.startswith("### 2026-06-22 · Rollback procedure fixed\n")  # its own heading
     by_position = await text(client, "read_section", note="howto/deploy-production",
                              section="#2")
-    assert by_position.startswith("[howto/deploy-production#state · state")
+    assert by_position.startswith("## Current state\n")
 
 
 async def test_writes_are_visible_to_the_next_suggest(client: Client) -> None:

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.visible.run import BENCHES, Say, _work_folder, build_bench, check_options
+from benchmarks.visible.run import (
+    BENCHES,
+    Say,
+    Sources,
+    _work_folder,
+    build_bench,
+    check_options,
+)
 from benchmarks.visible.run import VisibleOptions as _Visible
 from memory.bench.promotion_report import TARGETS, variants_table, write
 from memory.bench.promotion_run import PromoteOptions, run_promotion
@@ -31,26 +38,30 @@ class PromoteVisibleOptions:
     locomo: Path | None = None
     search: tuple[Path, ...] | None = None  # where to look for LoCoMo (None: the defaults)
     work: Path | None = None
+    realmem: Path | None = None
+    realmem_search: tuple[Path, ...] | None = None
 
 
-def check(options: PromoteVisibleOptions) -> Path | None:
-    """The cheap checks first (benches, policies, rules, the LoCoMo file); that file."""
+def check(options: PromoteVisibleOptions) -> Sources:
+    """The cheap checks first (benches, policies, rules, the shared data); where the data
+    lies."""
     check_promote(options.promote)
     return check_options(_Visible(options.benches, options.out, options.promote.policies,
                                   options.promote.limit, options.locomo, options.search,
-                                  backend=options.promote.backend))
+                                  backend=options.promote.backend, realmem=options.realmem,
+                                  realmem_search=options.realmem_search))
 
 
 def run_promote_visible(options: PromoteVisibleOptions, command: str, say: Say,
                         progress: Progress | None = None) -> dict[str, Any]:
-    locomo = check(options)
+    sources = check(options)
     reports: dict[str, dict[str, Any]] = {}
     summary: dict[str, Any] = {}
     with _work_folder(options.work) as work:
         for name in options.benches:
             bench = BENCHES[name]
             say(f"{name}: building {bench.title}")
-            say(f"{name}: {build_bench(bench, work / name, locomo)}")
+            say(f"{name}: {build_bench(bench, work / name, sources)}")
             run = run_promotion(work / name, options.promote, work / f"{name}-promotion",
                                 _prefixed(say, name), progress)
             reports[name] = write(run, options.out / name, f"{command}  # bench {name}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -164,7 +165,7 @@ def conversation_note(sample: dict[str, Any], number: int,
             title = f"{a} and {b}: session {session}, {when:%Y-%m-%d}"
             state = (f"- {a} and {b}, session {session} of {len(sessions)}, on "
                      f"{when:%Y-%m-%d} at {when:%H:%M}.")
-            notes.append((home, _note_text(title, state, entry.body)))
+            notes.append((home, note_text(title, state, entry.body)))
         body += entry.body
         lines.update(entry.lines)
         homes.update(dict.fromkeys(entry.lines, home))
@@ -172,9 +173,9 @@ def conversation_note(sample: dict[str, Any], number: int,
         first, last = sessions[0][1], sessions[-1][1]
         state = (f"- Conversation between {a} and {b}: {len(sessions)} sessions, from "
                  f"{first:%Y-%m-%d} to {last:%Y-%m-%d}.")
-        notes.append((note_id, _note_text(f"{a} and {b}", state, body)))
+        notes.append((note_id, note_text(f"{a} and {b}", state, body)))
     for home, text in notes:
-        _check_lines(text, {k: v for k, v in lines.items() if homes[k] == home}, home)
+        check_lines(text, {k: v for k, v in lines.items() if homes[k] == home}, home)
     return Conversation(note_id, tuple(notes), lines, homes, sessions[-1][1], len(sessions))
 
 
@@ -195,7 +196,7 @@ def _entry(session: int, when: datetime, turns: list[Any]) -> _Entry:
     return _Entry(body, lines)
 
 
-def _note_text(title: str, state: str, body: list[str]) -> str:
+def note_text(title: str, state: str, body: list[str]) -> str:
     head = ["---", f"title: {json.dumps(title, ensure_ascii=False)}", "---", f"# {title}", "",
             "## Current state", state, "", "## History"]
     return "\n".join(head + body) + "\n"
@@ -254,7 +255,7 @@ def _turn_key(turn: Any, session: int, number: int) -> tuple[int, int]:
     return (int(match[1]), int(match[2])) if match else (session, number)
 
 
-def _check_lines(text: str, lines: dict[tuple[int, int], str], note_id: str) -> None:
+def check_lines(text: str, lines: Mapping[Any, str], note_id: str) -> None:
     """Every turn must be one line of the note and stay inside the history's entries."""
     note = parse_note(text)
     inside: set[str] = set().union(*(line_set(e.text) for e in note.entries))

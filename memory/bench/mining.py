@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory.bench.questions import Question, QuestionWriter, prepare_out
-from memory.bench.transcripts import Transcript, Turn, read_transcript, transcript_files
+from memory.bench.transcripts import (
+    PathMap,
+    Transcript,
+    Turn,
+    read_transcript,
+    transcript_files,
+)
 from memory.config import load_config
 from memory.index.words import stop_words
 from memory.model.text import fold, split_lines
@@ -151,15 +157,16 @@ class Mined:
 
 
 def transcripts_to_bench(paths: list[Path], notes_dir: Path, out: Path,
-                         force: bool = False) -> MiningCounts:
-    """Write a bench from transcripts: the notes copied, one question per useful turn."""
+                         force: bool = False, path_map: PathMap = ()) -> MiningCounts:
+    """Write a bench from transcripts: the notes copied, one question per useful turn;
+    ``path_map`` maps the paths the sessions read onto this machine's (``--path-map``)."""
     store = Store(load_config(notes_dir))
     target = prepare_out(out, force)
     vocabulary = Vocabulary(store)
     counts = MiningCounts()
     mined: list[Mined] = []
     for path in transcript_files(paths):
-        transcript = read_transcript(path, store.root)
+        transcript = read_transcript(path, store.root, path_map)
         counts.files += 1
         counts.records += transcript.records
         counts.bad_lines += transcript.bad_lines

@@ -26,7 +26,8 @@ calls, or the paragraphs' text) and its token count:
   nothing when nothing scores well (0 tokens, a miss).
 - ``states``: ``suggest`` (4 notes; its table counts), then the state of each note shown,
   no history: what promoting history into the state should lift most.
-- ``full``: every note whole (the same for every question, so counted once).
+- ``full``: every note whole but the question's ``exclude_notes`` (the same for every
+  question of a bench without them).
 
 Every policy passes the question's ``context`` to each rung it calls (``suggest``, the maps,
 ``recall``, the paragraph search), where it helps a vague question and never outranks what

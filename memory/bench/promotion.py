@@ -12,8 +12,10 @@ agent's sessions, and the hit rule for promoted lines.
   bench ordered by note, consecutive questions are about the same thing), each with its own
   session id, spread evenly over :data:`REPLAY_DAYS` days before the promoter runs.
 - **The climb.** Each question goes through the real ladder (:class:`memory.api.Notes`, usage
-  log on): one question in :data:`RECALL_EVERY` (by a hash of its id) is a ``recall`` at
-  :data:`RECALL_BUDGET` tokens; the others ``suggest``, then ``section_map`` of the first note,
+  log on), its searches narrowed to what the store held when it was asked (its
+  ``exclude_notes``, as :mod:`memory.bench.run` narrows them): one question in
+  :data:`RECALL_EVERY` (by a hash of its id) is a ``recall`` at :data:`RECALL_BUDGET` tokens;
+  the others ``suggest``, then ``section_map`` of the first note,
   ``read_section`` of its state and of the map's best section, and, when what was read does
   not hold the answer lines yet, of its second best: an agent that did not find what it
   needed reads on once before it gives up.
@@ -35,6 +37,8 @@ from dataclasses import dataclass
 from memory.api import Notes
 from memory.bench.policies import question_day
 from memory.bench.questions import Question, line_set
+from memory.index.scope import ScopedIndex
+from memory.retrieval.ladder import Ladder
 from memory.services.promote_lines import carries, referenced_entry
 from memory.state.usage import DAY_S
 
@@ -93,12 +97,21 @@ class Replayed:
     end: float = 0.0
 
 
+def scoped(notes: Notes) -> ScopedIndex:
+    """Give ``notes`` a ladder whose searches go through a scope (set per question); the
+    calls, their logging and the store are the library's own."""
+    scope = ScopedIndex(notes.index)
+    notes.ladder = Ladder(notes.store, scope, notes.counter, notes.ladder.levers)
+    return scope
+
+
 def replay(notes: Notes, sessions: list[list[Question]], end: float,
            days: float = REPLAY_DAYS) -> Replayed:
     """Ask every question of ``sessions`` through ``notes`` (its usage log on), the sessions
     spread evenly over the ``days`` before ``end``; the log's clock says when."""
     if notes.usage is None:
         raise ValueError("the replay needs the usage log on")
+    scope = scoped(notes)
     done = Replayed(start=end - days * DAY_S, end=end)
     now = [done.start]
     notes.usage.clock = lambda: now[0]
@@ -107,6 +120,7 @@ def replay(notes: Notes, sessions: list[list[Question]], end: float,
         now[0] = done.start + number * step
         for question in session:
             now[0] += 60.0
+            scope.exclude = question.exclude_notes
             ask(notes, question, f"replay-{number:05d}", done)
         done.sessions += 1
     return done

@@ -3,7 +3,9 @@
 One JSON object a line: ``id``, ``question``, ``answer_lines`` (each equal, once trimmed, to a
 whole line of one note) and, optionally, ``context`` (earlier messages, oldest first),
 ``date`` (ISO date or datetime of the question), ``note`` (the gold note id), ``notes`` (the
-gold notes, when the answer lines lie in several) and ``category``.
+gold notes, when the answer lines lie in several), ``category`` and ``exclude_notes`` (the
+notes the store did not hold yet when the question was asked: every policy runs without
+them).
 Other tools write benches too, so this module reads tolerantly (unknown keys are ignored) and
 writes exactly those keys. Questions are streamed: a bench may be large.
 """
@@ -39,6 +41,7 @@ class Question:
     note: str | None = None  # the gold note, when there is exactly one
     category: str | None = None
     notes: tuple[str, ...] = ()  # the gold notes, when there are several (``note`` is None)
+    exclude_notes: tuple[str, ...] = ()  # not in the store yet when the question was asked
 
     @property
     def gold_notes(self) -> tuple[str, ...]:
@@ -50,7 +53,8 @@ class Question:
                                 "answer_lines": list(self.answer_lines)}
         optional = {"context": list(self.context) or None, "date": self.date,
                     "note": self.note, "notes": list(self.notes) or None,
-                    "category": self.category}
+                    "category": self.category,
+                    "exclude_notes": list(self.exclude_notes) or None}
         data.update({k: v for k, v in optional.items() if v is not None})
         return data
 
@@ -112,7 +116,9 @@ def parse_question(raw: str, where: str) -> Question:
                     tuple(_message_text(m) for m in _list(data.get("context"), where,
                                                           "context")),
                     _optional_str(data.get("date")), gold[0] if len(gold) == 1 else None,
-                    _optional_str(data.get("category")), gold if len(gold) > 1 else ())
+                    _optional_str(data.get("category")), gold if len(gold) > 1 else (),
+                    tuple(dict.fromkeys(_strings(data.get("exclude_notes"), where,
+                                                 "exclude_notes"))))
 
 
 def gold_of(note: str | None, notes: tuple[str, ...]) -> tuple[str, ...]:

@@ -4,7 +4,9 @@ The ladder used here is the real one (:class:`memory.retrieval.ladder.Ladder`, r
 :mod:`memory.fronts.render`); only its plumbing is adapted to a store that does not change during a
 run: parsed notes are kept in a bounded cache instead of being re-read and re-parsed on every
 call, and the index is refreshed once instead of being stat-checked on every call. Answers
-are the same as those of the ladder over the same files.
+are the same as those of the ladder over the same files. The ladder searches through a note
+scope (:class:`memory.index.ScopedIndex`) that each question sets to leave out the notes the
+store did not hold yet when it was asked.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from memory.errors import ConfigError
 from memory.fronts import render
 from memory.index import (
     RefreshReport,
+    ScopedIndex,
     StoredPart,
     make_index,
     parse_query,
@@ -83,8 +86,11 @@ class BenchReader:
         self.counter = notes.counter
         self.store = CachingStore(notes.config)
         self.index = make_index(self.store, notes.counter, notes.index.notify)
+        # every search goes through the scope, which a question narrows to what the store
+        # held when it was asked (``exclude_notes``); the ladder itself is unchanged
+        self.scope = ScopedIndex(self.index)
         # the bench's notes do not change while it runs: the index is refreshed once
-        self.ladder = Ladder(self.store, self.index, notes.counter, levers, steady=True,
+        self.ladder = Ladder(self.store, self.scope, notes.counter, levers, steady=True,
                              vectors=vectors)
         self._lines: OrderedDict[str, list[str]] = OrderedDict()
         self._reads: dict[tuple[str, str], str] = {}
@@ -97,6 +103,11 @@ class BenchReader:
         if self.ladder.levers.semantic:
             self.ladder.router().build()
         return report
+
+    def exclude(self, note_ids: tuple[str, ...]) -> None:
+        """Leave these notes out of every search from now on (the question's scope); an
+        empty tuple searches the whole store again."""
+        self.scope.exclude = note_ids
 
     def count(self, text: str) -> int:
         return self.counter.count(text)

@@ -2,8 +2,10 @@
 
 Questions are streamed twice (first to learn which lines are answers, then to run them), and
 the notes are scanned once, one at a time, to find where each answer line lives (state,
-history, other) and what reading the whole store costs. The index lives in a state folder
-outside the bench, and the usage log is off. The index is of one backend; :func:`run_backends`
+history, other) and what reading the whole store costs. A question's ``exclude_notes`` (what
+the store did not hold yet when it was asked) are left out of every policy's searches, and of
+``full``'s cost. The index lives in a state folder outside the bench, and the usage log is
+off. The index is of one backend; :func:`run_backends`
 runs the same questions on several and merges them into one run, policy by policy.
 """
 
@@ -12,13 +14,13 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory.api import Notes
 from memory.bench.policies import POLICIES, QuestionPass, Reading, check_policies
-from memory.bench.questions import Question, bench_paths, read_questions
+from memory.bench.questions import BenchError, Question, bench_paths, read_questions
 from memory.bench.reader import BenchReader, bench_config
 from memory.bench.split import half_of
 from memory.config import BACKENDS
@@ -101,6 +103,12 @@ class StoreScan:
     places: dict[str, set[tuple[str, str]]] = field(default_factory=dict)  # line -> (note, kind)
     notes: int = 0
     tokens: int = 0
+    note_tokens: dict[str, int] = field(default_factory=dict)  # what ``full`` pays per note
+
+    def full(self, excluded: tuple[str, ...] = ()) -> Reading:
+        """Every note whole but the excluded ones (``full`` for a question's scope)."""
+        left_out = sum(self.note_tokens.get(note, 0) for note in set(excluded))
+        return Reading((), self.tokens - left_out, everything=True)
 
 
 def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None = None,
@@ -126,11 +134,11 @@ def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None 
             wanted = {line.strip() for q in _questions(questions_file, limit, half)
                       for line in q.answer_lines}
             scan = scan_store(reader, wanted)
+            check_scopes(_questions(questions_file, limit, half), scan)
             run = RunResult(bench, names, notes=scan.notes, store_tokens=scan.tokens,
                             limit=limit, backends=[backend], levers=levers, half=half)
-            full = Reading((), scan.tokens, everything=True)
             for question in _questions(questions_file, limit, half):
-                _run_question(reader, question, scan, full, run, carried)
+                _run_question(reader, question, scan, run, carried)
                 if progress:
                     progress(run.read)
         finally:
@@ -204,7 +212,8 @@ def scan_store(reader: BenchReader, wanted: set[str]) -> StoreScan:
         except NotesError:
             continue  # a file whose name is not a valid note id: the ladder cannot read it
         scan.notes += 1
-        scan.tokens += reader.count(text)
+        scan.note_tokens[note_id] = reader.count(text)
+        scan.tokens += scan.note_tokens[note_id]
         for section in sections:
             if section.parent is not None:
                 continue  # top-level sections partition the file
@@ -215,7 +224,26 @@ def scan_store(reader: BenchReader, wanted: set[str]) -> StoreScan:
     return scan
 
 
-def _run_question(reader: BenchReader, question: Question, scan: StoreScan, full: Reading,
+def check_scopes(questions: Iterable[Question], scan: StoreScan) -> None:
+    """Fail before any policy runs when a question's scope hides its own answer: a gold note
+    among its ``exclude_notes``, or an answer line that only excluded notes hold (the
+    adapter that wrote the bench is wrong; no policy could reach it, not even ``full``)."""
+    for question in questions:
+        excluded = set(question.exclude_notes)
+        if not excluded:
+            continue
+        gold = excluded.intersection(question.gold_notes)
+        hidden = [line for line in question.answer_lines if line.strip() in scan.places
+                  and {note for note, _ in scan.places[line.strip()]} <= excluded]
+        if gold or hidden:
+            what = (f"its gold note {sorted(gold)[0]}" if gold
+                    else f"the only notes holding its answer line {hidden[0][:80]!r}")
+            raise BenchError(f"question {question.id} leaves out {what} (exclude_notes): "
+                             "the bench is wrong; make it again with its adapter, or fix the "
+                             "question's exclude_notes")
+
+
+def _run_question(reader: BenchReader, question: Question, scan: StoreScan,
                   run: RunResult, carried: Mapping[str, frozenset[str]] | None = None) -> None:
     run.read += 1
     if not question.answer_lines:
@@ -224,7 +252,8 @@ def _run_question(reader: BenchReader, question: Question, scan: StoreScan, full
     if any(line.strip() not in scan.places for line in question.answer_lines):
         run.skipped_missing += 1
         return
-    one = QuestionPass(reader, question, full)
+    reader.exclude(question.exclude_notes)
+    one = QuestionPass(reader, question, scan.full(question.exclude_notes))
     outcomes: dict[str, Outcome] = {}
     for policy in run.policies:
         reading = one.run(policy)

@@ -5,7 +5,9 @@ A turn starts at a typed user message and holds the agent's reply text, the memo
 and whether it wrote memory. Records that are not user or assistant messages are skipped, as
 are sub-agent (sidechain) records when the file has a main conversation; records are taken in
 file order (a ``/rewind`` branch is read as if it followed on). One API message split across
-several records (shared ``message.id``) is one message.
+several records (shared ``message.id``) is one message. Sessions that ran on another machine
+(another home folder) have their file paths mapped onto the notes folder first
+(``--path-map OLD=NEW``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from memory.errors import InvalidArgument
 
 MEMORY_READ_TOOLS = frozenset({"suggest", "section_map", "read_section"})
 MEMORY_WRITE_TOOLS = frozenset({"create_note", "write_state", "append_history"})
@@ -84,13 +88,18 @@ def iter_records(path: Path, bad: list[int]) -> Iterator[dict[str, Any]]:
                 bad.append(1)
 
 
-def read_transcript(path: Path, notes_dir: Path) -> Transcript:
-    """Parse one transcript into turns, given the notes folder the agent's memory lives in."""
+PathMap = tuple[tuple[str, str], ...]  # (old prefix, new prefix) of the files the agent read
+
+
+def read_transcript(path: Path, notes_dir: Path, path_map: PathMap = ()) -> Transcript:
+    """Parse one transcript into turns, given the notes folder the agent's memory lives in
+    and, when the sessions ran elsewhere, how their paths map onto this machine's
+    (:func:`mapped_path`)."""
     bad: list[int] = []
     records = list(iter_records(path, bad))
     main = any(r.get("type") in ("user", "assistant") and not r.get("isSidechain")
                for r in records)
-    reader = _TurnReader(notes_dir)
+    reader = _TurnReader(notes_dir, path_map)
     for record in records:
         if main and record.get("isSidechain"):
             continue
@@ -112,7 +121,8 @@ def transcript_files(paths: list[Path]) -> list[Path]:
 class _TurnReader:
     """Feeds records in order, keeping the turn being built and the tool calls in flight."""
 
-    def __init__(self, notes_dir: Path) -> None:
+    def __init__(self, notes_dir: Path, path_map: PathMap = ()) -> None:
+        self.path_map = path_map
         self.notes_dir = notes_dir.resolve()
         self.raw_notes_dir = os.path.abspath(notes_dir)
         self.turns: list[Turn] = []
@@ -222,6 +232,7 @@ class _TurnReader:
         raw = data.get("file_path") or data.get("notebook_path")
         if not isinstance(raw, str) or not raw.endswith(".md"):
             return None
+        raw = mapped_path(raw, self.path_map)
         for root, path in ((self.raw_notes_dir, os.path.abspath(raw)),
                            (str(self.notes_dir), os.path.realpath(raw))):
             relative = os.path.relpath(path, root)
@@ -229,6 +240,29 @@ class _TurnReader:
                     part.startswith(".") for part in Path(relative).parts):
                 return Path(relative).with_suffix("").as_posix()
         return None
+
+
+def mapped_path(path: str, path_map: PathMap) -> str:
+    """``path`` with the first matching old prefix replaced by its new one: a prefix matches
+    the path itself or a folder of it (``/home/a/vsla`` matches ``/home/a/vsla/STATUS.md``,
+    not ``/home/a/vsla2/x.md``)."""
+    for old, new in path_map:
+        stem = old.rstrip("/") or "/"
+        if path == stem or path.startswith(stem.rstrip("/") + "/"):
+            return new.rstrip("/") + path[len(stem.rstrip("/")):]
+    return path
+
+
+def parse_path_map(values: list[str] | tuple[str, ...]) -> PathMap:
+    """``OLD=NEW`` pairs (each side a path; the first ``=`` splits them)."""
+    pairs = []
+    for value in values:
+        old, equals, new = value.partition("=")
+        if not equals or not old.strip() or not new.strip():
+            raise InvalidArgument(f"--path-map {value!r}: give OLD=NEW, e.g. --path-map "
+                                  "/home/me/project=/tmp/bench-notes/project")
+        pairs.append((old.strip(), new.strip()))
+    return tuple(pairs)
 
 
 def prompt_text(text: str) -> str | None:

@@ -61,10 +61,17 @@ def costs(measured: dict[str, Any], budget: dict[str, Any]) -> str:
              ("read tools total", measured["read_tools_total"], budget["read_tools_total"])]
     rows += [(f"answer {name}", cost, budget["answers"].get(name, ""))
              for name, cost in measured["answers"].items()]
+    limits = budget.get("framing", {})
+    rows += [(f"framing {name} ({f['answers']} answers; {f['over']} over "
+              f"{f['limit']:.0%}, worst {f['worst']:.1%})", f"{f['share']:.1%}",
+              f"{limits[name]:.0%}" if name in limits else "")
+             for name, f in measured.get("framing", {}).items()]
     status = "over budget: " + "; ".join(measured["over_budget"]) \
         if measured.get("over_budget") else "within budget"
+    framed = f"; framing over {measured['questions']}" if measured.get("questions") else ""
+    read = f"reading {measured['read']}" if measured.get("read") else "no section to read"
     return (table(("what", "tokens", "budget"), rows) + f"\n{status} ({TOKEN_NOTE}; answers "
-            f"for {measured['query']!r}, reading {measured['read']})")
+            f"for {measured['query']!r}, {read}{framed})")
 
 
 def repairs(done: list[Any]) -> str:

@@ -10,6 +10,8 @@ imports a backend.
 - :mod:`.lifecycle`: open, refresh, write, rebuild, swap and recovery, written once;
   :mod:`.scan` (the fast freshness check), :mod:`.locks` (the build lock, workers, leftovers),
   :mod:`.failures` (the errors of a failing disk);
+- :mod:`.scope`: a view of an index whose searches leave a set of notes out
+  (:class:`.scope.ScopedIndex`, over :meth:`Searcher.without`);
 - :mod:`.whoosh` (default, embedded, pure Python) and :mod:`.tantivy` (the optional extra
   ``notes-memory[tantivy]``, a native library): each backend's own schema, analysis, scoring,
   files and workers. ``NOTES_BACKEND`` picks one (see :mod:`memory.config`); both keep their
@@ -32,8 +34,9 @@ from memory.index.interface import (
     make_index,
 )
 from memory.index.query import ParsedQuery, parse_query, vagueness
+from memory.index.scope import ScopedIndex
 from memory.index.stored import Found, PartKind, SearchHit, StoredNote, StoredPart
 
 __all__ = ["Found", "Notify", "Observer", "ParsedQuery", "PartKind", "Progress",
-           "RefreshReport", "SearchHit", "SearchIndex", "Searcher", "StoredNote", "StoredPart",
-           "WrittenNote", "make_index", "parse_query", "vagueness"]
+           "RefreshReport", "ScopedIndex", "SearchHit", "SearchIndex", "Searcher", "StoredNote",
+           "StoredPart", "WrittenNote", "make_index", "parse_query", "vagueness"]

@@ -69,6 +69,15 @@ class Searcher(Protocol):
         """What the index holds of every note, in no particular order."""
         ...
 
+    def without(self, note_ids: frozenset[str]) -> Searcher:
+        """The same view with the notes ``note_ids`` left out of every search and of
+        :meth:`stored_note`/:meth:`stored_notes`: a filter inside the backend's search, so a
+        ``limit`` still returns ``limit`` hits among the other notes, and the count is of
+        them only. The left-out notes still count in the words' statistics (idf, average
+        lengths): a scope hides notes, it does not re-weigh words. Views compose: a view's
+        ``without`` leaves out its own notes and these."""
+        ...
+
 
 class SearchIndex(Protocol):
     """What :class:`memory.api.Notes`, the ladder, the watcher and the bench need of an

@@ -1,14 +1,16 @@
-"""The rungs' answers as a model reads them: compact pipe tables with a header row, and
-labelled section texts. A cut list starts with a line saying what was cut and how to narrow.
+"""The rungs' answers as a model reads them: compact pipe tables with a header row, section
+texts as the notes hold them, and ``recall``'s groups under short labels. A cut list starts
+with a line saying what was cut and how to narrow.
 
 They live beside the rungs because their size is part of what a rung costs: the usage log
-counts these tokens, and ``recall`` budgets its labels with the same :func:`label` that heads
-every section read.
+counts these tokens, and ``recall`` budgets its labels with the same :func:`recall_label` that
+heads each of its groups. *Framing* is every token of an answer that is not the notes' own
+text (labels, the last line); :func:`framing` measures it (docs/mcp.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,6 +18,12 @@ if TYPE_CHECKING:
     from memory.retrieval.recall import Recalled
 
 TOKEN_NOTE = "tokens are cl100k estimates"
+
+
+def framing(answer: str, note_text: str, count: Callable[[str], int]) -> int:
+    """The tokens of ``answer`` that are not ``note_text`` (the notes' lines it shows, in
+    order): its labels, headers, separators and last line."""
+    return max(0, count(answer) - count(note_text))
 
 
 def label(note: str, ref: str, *parts: str | None) -> str:
@@ -94,9 +102,20 @@ def _best_line(result: SectionMap) -> str:
 
 
 def section_text(result: SectionText) -> str:
-    head = label(result.note, result.section, result.kind, result.date,
-                 f"{result.tokens} tokens")
-    return head + result.text.rstrip()
+    """The part read, as the note holds it (from its heading line): the call names the note
+    and the part, and the text says the rest, so no label is added (an empty part says so
+    under one)."""
+    text = result.text.rstrip()
+    return text or label(result.note, result.section, result.kind, "empty").rstrip("\n")
+
+
+def recall_label(note: str, ref: str, date: str | None, first: bool) -> str:
+    """A ``recall`` group's label: ``[note#ref]`` for a note's first group, ``[#ref]`` for
+    its next ones; the day is added only when ``ref`` does not start with it (an entry's
+    short name is its day)."""
+    day = (date or "")[:10]
+    when = f" {day}" if day and not ref.startswith(day) else ""
+    return f"[{note if first else ''}#{ref}{when}]\n"
 
 
 def recalled(result: Recalled) -> str:
@@ -104,12 +123,8 @@ def recalled(result: Recalled) -> str:
         return (f"nothing matches {result.query!r}; try other words (Spanish or English), or "
                 "run `notes list`")
     body = "".join(g.text for g in result.groups)
-    last = f"{result.tokens} of {result.budget} tokens"
-    if result.left_out:
-        last += (f"; left out {result.left_out} matching blocks ({result.left_tokens} tokens); "
-                 f"next: {result.next_ref} ({result.next_tokens} tokens)")
-    else:
-        last += "; nothing else matched"
-    return body + last
+    if not result.left_out:
+        return body + "nothing else matched"
+    return body + f"left out {result.left_out} blocks"
 
 

@@ -2,16 +2,19 @@
 section by id, unique prefix or map position ``#N``; a block range of one (``id:b3-5``);
 or the history entries of a date or range (``2026-11``, ``2026-11-01..2026-11-15``).
 A name that matches nothing is an error that lists the note's sections and their tokens.
+:func:`short_ref` gives the shortest of these names for a section (``recall``'s labels).
 
 Imported by the rungs that read (not by a process that only suggests, the prompt hook).
 """
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections import Counter
 
 from memory.errors import AmbiguousSection, InvalidArgument, SectionNotFound
-from memory.model.note import Section
+from memory.model.note import Note, Section
 from memory.model.text import excerpt, split_lines
 from memory.model.timeexpr import dated_inside, parse_date_ref
 from memory.retrieval.ladder import SectionText
@@ -19,10 +22,14 @@ from memory.retrieval.zoom import BlockRange, block_text, own_blocks, parse_bloc
 from memory.state.store import LoadedNote
 from memory.state.tokens import TokenCounter
 
+_POSITION = re.compile(r"#(\d+)")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
 
 def read_section(loaded: LoadedNote, section: str, counter: TokenCounter) -> SectionText:
-    """What ``section`` names in ``loaded`` (see the module's doc)."""
-    key = (section or "").strip()
+    """What ``section`` names in ``loaded`` (see the module's doc); a reference copied
+    whole from a ``recall`` label (``note#ref``) names its ``ref``."""
+    key = (section or "").strip().removeprefix(f"{loaded.note_id}#")
     blocks = parse_block_ref(key)
     if blocks is not None and loaded.note.section(key) is None:
         return _read_blocks(loaded, blocks, counter)
@@ -36,31 +43,84 @@ def read_section(loaded: LoadedNote, section: str, counter: TokenCounter) -> Sec
 
 def resolve_section(loaded: LoadedNote, wanted: str, counter: TokenCounter) -> Section:
     """Find a section by exact id, ``#N`` map position, or unique prefix of id or date."""
-    sections = list(loaded.note.sections)
+    sections = loaded.note.sections
     key = (wanted or "").strip()
     if not key:
         raise InvalidArgument("the section is empty; " + _section_list(loaded, counter))
-    exact = next((s for s in sections if s.id == key), None)
-    if exact is None and key == "state":
-        exact = loaded.note.lead  # plain Markdown: its top part stands in for the state
-    if exact is not None:
-        return exact
-    position = re.fullmatch(r"#?(\d+)", key)
-    if position and key.startswith("#"):
-        number = int(position[1]) if len(position[1]) <= 9 else 0
-        if 1 <= number <= len(sections):
-            return sections[number - 1]
-        raise SectionNotFound(f"no section {excerpt(key, 20)} in {loaded.note_id!r} (it has "
-                              f"{len(sections)}); " + _section_list(loaded, counter))
-    matches = [s for s in sections if s.id.startswith(key.casefold())]
+    matches = named(loaded.note, key)
     if len(matches) == 1:
         return matches[0]
     if matches:
         raise AmbiguousSection(f"section {excerpt(key)} matches {len(matches)} sections in "
                                f"{loaded.note_id!r}: {', '.join(s.id for s in matches[:10])}; "
                                "give more of the id")
+    if _POSITION.fullmatch(key):
+        raise SectionNotFound(f"no section {excerpt(key, 20)} in {loaded.note_id!r} (it has "
+                              f"{len(sections)}); " + _section_list(loaded, counter))
     raise SectionNotFound(f"no section {excerpt(key)} in {loaded.note_id!r}; "
                           + _section_list(loaded, counter))
+
+
+def named(note: Note, key: str) -> list[Section]:
+    """The sections ``key`` names: the one of that exact id (``state``: the lead, in plain
+    Markdown), the one at map position ``#N``, else every section whose id starts with it
+    (one: a unique prefix). ``#id`` is ``id``, as ``recall`` shows a note's later sections."""
+    exact = note.section(key)
+    if exact is None and key == "state":
+        exact = note.lead  # plain Markdown: its top part stands in for the state
+    if exact is not None:
+        return [exact]
+    position = _POSITION.fullmatch(key)
+    if position:
+        number = int(position[1]) if len(position[1]) <= 9 else 0
+        return [note.sections[number - 1]] if 1 <= number <= len(note.sections) else []
+    if key.startswith("#") and len(key) > 1:
+        return named(note, key[1:])
+    return [s for s in note.sections if s.id.startswith(key.casefold())]
+
+
+class Names:
+    """A note's section ids in order, so that :func:`short_ref` tells in log time whether a
+    prefix names one section (a note of thousands of entries stays cheap to label)."""
+
+    def __init__(self, note: Note) -> None:
+        self.note = note
+        self.ids = sorted(s.id for s in note.sections)
+        self.days = Counter(e.date[:10] for e in note.entries if e.date)
+
+    def names_only(self, key: str, section: Section) -> bool:
+        """Whether ``key`` names ``section`` and nothing else (as :func:`named` finds it),
+        read whole (where a date names the history entries of that date) or as ``key:bN``."""
+        exact = self.note.section(key) or (self.note.lead if key == "state" else None)
+        if exact is not None:
+            return exact is section
+        first = bisect.bisect_left(self.ids, key)
+        if first >= len(self.ids) or self.ids[first] != section.id or (
+                first + 1 < len(self.ids) and self.ids[first + 1].startswith(key)):
+            return False
+        wanted = parse_date_ref(key)
+        if wanted is None:
+            return True
+        if _DAY.fullmatch(key):
+            return self.days[key] == 1 and section.kind == "entry" and \
+                (section.date or "").startswith(key)
+        return [e for e in self.note.entries if dated_inside(e.date, (wanted,))] == [section]
+
+
+def short_ref(note: Note, section: Section, names: Names | None = None) -> str:
+    """The shortest name of ``section`` that :func:`read_section` reads back as it, alone
+    and as the base of a block range (``ref:b3``): a prefix of its id cut where a word ends,
+    for a history entry never shorter than its day (``2026-06-22`` names the only entry of
+    that day and says when it happened). ``recall`` labels its blocks with it; ``names``
+    (made once per note) saves the work when a note labels many sections."""
+    names = names or Names(note)
+    day = section.date[:10] if section.date else ""
+    floor = len(day) if day and section.id.startswith(day) else 1
+    cuts = [i for i, c in enumerate(section.id) if c in "-/" and i >= floor]
+    for end in [*cuts, len(section.id)]:
+        if names.names_only(section.id[:end], section):
+            return section.id[:end]
+    return section.id
 
 
 def _read_blocks(loaded: LoadedNote, wanted: BlockRange, counter: TokenCounter

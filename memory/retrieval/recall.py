@@ -5,10 +5,10 @@ low-weight context), then fills the budget: the best note's state first when it 
 enough, then blocks (paragraphs, list items) from the whole store ranked by a hierarchical
 score: the block's own BM25 score plus shares of its section's and its note's (evidence
 clusters in a note and an entry), plus a share when its entry is dated inside the question's
-time expression. Picked blocks are shown grouped by note and section, in file order, each
-group labelled ``[note#section:b2,b4-6 · date]`` (runs of blocks; only the time when the
-section's id already holds the day); the last line says what was left out and what the next
-block would cost.
+time expression. The budget is filled so that more budget never shows less, and what is
+picked is shown grouped by note and section under short labels
+(:mod:`memory.retrieval.filling`); the last line says how many matching blocks were left
+out (the result also has the next one and its cost).
 """
 
 from __future__ import annotations
@@ -25,12 +25,23 @@ from memory.index.words import query_words
 from memory.model.note import Block
 from memory.model.text import split_lines
 from memory.model.timeexpr import asks_when, dated_inside, find_ranges, mentions_time
-from memory.retrieval.answers import label
+from memory.retrieval.filling import (
+    Counter,
+    Group,
+    Recalled,
+    Unit,
+    add_to,
+    groups,
+    left_over,
+)
 from memory.retrieval.ladder import Ladder, Suggestions
 from memory.retrieval.levers import Levers
-from memory.retrieval.zoom import BlockRange, block_ref, own_blocks
+from memory.retrieval.reading import Names, short_ref
+from memory.retrieval.zoom import block_ref, own_blocks
 from memory.state.store import LoadedNote
 
+__all__ = ["Gathered", "Group", "Recalled", "Unit", "check_budget", "fill", "gather",
+           "recall", "spread", "with_neighbours"]
 MIN_BUDGET, MAX_BUDGET = 100, 20_000
 POOL = 200  # blocks and sections considered
 ROUTE_NOTES = 3  # notes whose score lifts their blocks
@@ -45,42 +56,7 @@ REPLY_SHARE = 0.9  # replies lever: the block after one that asks gets this shar
 NAMES_SHARE = 0.5  # names lever: the share of its own score a block matching only title words keeps
 RRF_K = 60  # fusion lever: reciprocal rank fusion's constant (the usual one, not tuned here)
 STATE_SHARE = 0.35  # the best note's state comes first when it costs at most this share
-LABEL_TOKENS = 8  # what a block adds to its group's label (",b7" or a wider range), at most
-TAIL_TOKENS = 50  # kept for the last line (tokens used, what was left out, the next block)
 K = TypeVar("K")
-
-
-@dataclass(frozen=True)
-class Unit:
-    note: str
-    section: str
-    block: int  # 0 for a whole section (a state)
-    date: str | None
-    start: int  # first line, for file order
-    text: str
-    tokens: int
-    score: float
-
-
-@dataclass(frozen=True)
-class Group:
-    note: str
-    ref: str
-    date: str | None
-    text: str
-    tokens: int
-
-
-@dataclass(frozen=True)
-class Recalled:
-    query: str
-    budget: int
-    groups: tuple[Group, ...]
-    tokens: int  # of the text the groups show (labels included)
-    left_out: int  # matching blocks that did not fit
-    left_tokens: int
-    next_ref: str | None
-    next_tokens: int
 
 
 class Read(NamedTuple):
@@ -89,6 +65,20 @@ class Read(NamedTuple):
     loaded: LoadedNote
     lines: list[str]
     title_words: frozenset[str]
+    sections: dict[str, tuple[str, int]]  # id -> (short name, blocks), as asked for
+    names: list[Names]  # the note's ids for short_ref, made when first asked for
+
+    def section(self, section: str) -> tuple[str, int]:
+        """The section's short name (:func:`short_ref`) and how many blocks it has."""
+        if section not in self.sections:
+            note = self.loaded.note
+            found = note.section(section)
+            if not self.names:
+                self.names.append(Names(note))
+            self.sections[section] = (short_ref(note, found, self.names[0]),
+                                      len(own_blocks(found, note.sections))) if found \
+                else (section, 0)
+        return self.sections[section]
 
 
 Seen = dict[str, Read | None]  # note id -> the note read once per gathering (None: unreadable)
@@ -155,12 +145,35 @@ def _settles(ladder: Ladder, parsed: ParsedQuery, routed: Suggestions) -> bool:
 
 
 def fill(ladder: Ladder, gathered: Gathered, budget: int) -> Recalled:
+    """The answer within ``budget``, built on the answer within ``budget // 2``
+    (:mod:`memory.retrieval.filling`): more budget never shows less."""
     check_budget(budget)
-    state = _state_unit(ladder, gathered.top_note, budget)
+    count = _counter(ladder)
+    state = _state_unit(ladder, gathered.top_note)
+    picked, ranked = _picks(ladder, gathered, state, budget, count)
+    shown = groups(picked, count)
+    left = left_over(picked, ranked)
+    nxt = left[0] if left else None
+    return Recalled(gathered.query, budget, tuple(shown), sum(g.tokens for g in shown),
+                    len(left), sum(u.tokens for u in left),
+                    f"{nxt.note}#{block_ref(nxt.section, nxt.block)}" if nxt else None,
+                    nxt.tokens if nxt else 0, f"{nxt.note}#{nxt.ref}" if nxt else None)
+
+
+def _picks(ladder: Ladder, gathered: Gathered, state: Unit | None, budget: int,
+           count: Counter) -> tuple[list[Unit], list[Unit]]:
+    """What ``budget`` shows, in the order picked, and the ranking it was picked from."""
+    smaller = budget // 2
+    base = _picks(ladder, gathered, state, smaller, count)[0] if smaller >= MIN_BUDGET else []
     units = list(gathered.units)
     if ladder.levers.spread:
         units = spread(units, budget // 2)
-    return _fill(gathered.query, budget, [state] if state else [], units, ladder)
+    fits = state is not None and state.tokens <= STATE_SHARE * budget
+    return add_to(base, state if fits else None, units, budget, count), units
+
+
+def _counter(ladder: Ladder) -> Counter:
+    return lambda text: ladder.count(text, remember=False)
 
 
 def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, float],
@@ -182,10 +195,10 @@ def _ranked_units(ladder: Ladder, parsed: ParsedQuery, note_scores: dict[str, fl
         score += NOTE_WEIGHT * note_scores.get(note, 0.0)
         if dated_inside(hit.doc.date, ranges):
             score += DATE_WEIGHT
-        note_lines = _note_lines(ladder, note, seen)
-        if note_lines is None:
+        read = _loaded(ladder, note, seen)
+        if read is None:
             continue  # the note went away or became unreadable since it was indexed
-        unit = _unit(ladder, hit, score, note_lines)
+        unit = _unit(ladder, hit, score, read)
         if when and mentions_time(unit.text):
             unit = dataclasses.replace(unit, score=unit.score + WHEN_WEIGHT)
         units.append(unit)
@@ -209,11 +222,11 @@ def _fused_units(ladder: Ladder, parsed: ParsedQuery, routed: list[str],
     units = []
     for rank, hit in enumerate(blocks, start=1):
         note, section = hit.doc.note_id, hit.doc.section
-        note_lines = _note_lines(ladder, note, seen)
-        if note_lines is None:
+        read = _loaded(ladder, note, seen)
+        if read is None:
             continue
         ranks = [rank, section_rank.get((note, section)), note_rank.get(note)]
-        unit = _unit(ladder, hit, 0.0, note_lines)
+        unit = _unit(ladder, hit, 0.0, read)
         if dated_inside(hit.doc.date, ranges):
             ranks.append(1)
         if when and mentions_time(unit.text):
@@ -269,7 +282,8 @@ def with_neighbours(ladder: Ladder, units: list[Unit], seen: Seen) -> list[Unit]
                 text = blocks[number - 1].text
                 best[key] = Unit(unit.note, unit.section, number, unit.date,
                                  blocks[number - 1].start, text,
-                                 ladder.count(text, remember=False), score)
+                                 ladder.count(text, remember=False), score, unit.short,
+                                 unit.of)
             elif known.score < score:
                 best[key] = dataclasses.replace(known, score=score)
     return sorted(best.values(), key=lambda u: -u.score)
@@ -319,115 +333,31 @@ def _loaded(ladder: Ladder, note: str, seen: Seen) -> Read | None:
         try:
             loaded = ladder.load(note)
             seen[note] = Read(loaded, split_lines(loaded.note.text),
-                              frozenset(w for w, _ in query_words(loaded.note.title)))
+                              frozenset(w for w, _ in query_words(loaded.note.title)), {}, [])
         except NotesError:
             seen[note] = None
     return seen[note]
 
 
-def _note_lines(ladder: Ladder, note: str, seen: Seen) -> list[str] | None:
-    read = _loaded(ladder, note, seen)
-    return read.lines if read is not None else None
-
-
-def _unit(ladder: Ladder, hit: SearchHit[StoredPart], score: float, lines: list[str]) -> Unit:
+def _unit(ladder: Ladder, hit: SearchHit[StoredPart], score: float, read: Read) -> Unit:
     start, end = hit.doc.lines
-    text = "".join(lines[start:end])
-    block = hit.doc.block
-    return Unit(hit.doc.note_id, hit.doc.section, block, hit.doc.date, start, text,
-                ladder.count(text, remember=False), score)
+    text = "".join(read.lines[start:end])
+    return Unit(hit.doc.note_id, hit.doc.section, hit.doc.block, hit.doc.date, start, text,
+                ladder.count(text, remember=False), score, *read.section(hit.doc.section))
 
 
-def _state_unit(ladder: Ladder, note: str | None, budget: int) -> Unit | None:
+def _state_unit(ladder: Ladder, note: str | None) -> Unit | None:
     if note is None:
         return None
     try:
-        state = ladder.load(note).note.lead
+        parsed = ladder.load(note).note
     except NotesError:
         return None  # the note went away since it was routed: no state to show
+    state = parsed.lead
     if state is None:
         return None
-    tokens = ladder.count(state.text)
-    if tokens > STATE_SHARE * budget:
-        return None
-    return Unit(note, state.id, 0, None, state.start, state.text, tokens, float("inf"))
-
-
-def _fill(query: str, budget: int, picked: list[Unit], ranked: list[Unit],
-          ladder: Ladder) -> Recalled:
-    """Greedy by score: a block joins when it fits (with a label if its group is new)."""
-    room = budget - TAIL_TOKENS
-    used = sum(u.tokens + _label_cost(u, ladder) for u in picked)
-    whole = {(u.note, u.section) for u in picked if u.block == 0}
-    groups = {(u.note, u.section) for u in picked}
-    left: list[Unit] = []
-    for unit in ranked:
-        if (unit.note, unit.section) in whole:
-            continue
-        cost = unit.tokens + (LABEL_TOKENS if (unit.note, unit.section) in groups
-                              else _label_cost(unit, ladder))
-        if used + cost <= room:
-            picked.append(unit)
-            groups.add((unit.note, unit.section))
-            used += cost
-        else:
-            left.append(unit)
-    shown = _groups(picked, ladder)
-    while shown and sum(g.tokens for g in shown) > room and len(picked) > 1:
-        left.insert(0, picked.pop())  # merged labels ran longer: drop the last picked
-        shown = _groups(picked, ladder)
-    nxt = left[0] if left else None
-    return Recalled(query, budget, tuple(shown), sum(g.tokens for g in shown), len(left),
-                    sum(u.tokens for u in left),
-                    f"{nxt.note}#{block_ref(nxt.section, nxt.block)}" if nxt else None,
-                    nxt.tokens if nxt else 0)
-
-
-def _label_cost(unit: Unit, ladder: Ladder) -> int:
-    return ladder.count(group_label(unit.note, block_ref(unit.section, unit.block), unit.date),
-                        remember=False)
-
-
-def _groups(picked: list[Unit], ladder: Ladder) -> list[Group]:
-    """Picked units by note (in the order the notes were first picked), then section, in
-    file order; consecutive blocks of one section share a label."""
-    order = list(dict.fromkeys(u.note for u in picked))
-    by_section: dict[tuple[str, str], list[Unit]] = defaultdict(list)
-    for unit in picked:
-        by_section[(unit.note, unit.section)].append(unit)
-    out = []
-    for (note, section), units in sorted(by_section.items(), key=lambda kv: (
-            order.index(kv[0][0]), min(u.start for u in kv[1]))):
-        units.sort(key=lambda u: u.start)
-        blocks = [u.block for u in units if u.block]
-        ref = f"{section}:" + ",".join(r.span for r in block_runs(section, blocks)) \
-            if blocks else section
-        body = "".join(u.text if u.text.endswith("\n") else u.text + "\n" for u in units)
-        date = units[0].date
-        text = group_label(note, ref, date) + body
-        out.append(Group(note, ref, date, text, ladder.count(text, remember=False)))
-    return out
-
-
-def block_runs(section: str, blocks: list[int]) -> list[BlockRange]:
-    """Block numbers (ascending) as runs: [2, 4, 5, 6, 9] -> b2, b4-6, b9."""
-    runs: list[BlockRange] = []
-    for number in blocks:
-        if runs and number == runs[-1].last + 1:
-            runs[-1] = BlockRange(section, runs[-1].first, number)
-        else:
-            runs.append(BlockRange(section, number, number))
-    return runs
-
-
-def group_label(note: str, ref: str, date: str | None) -> str:
-    """``[note#ref · date]``; when the section's id already starts with the day (an entry
-    ``### 2026-11-03 14:00 · …`` has the id ``2026-11-03-…``), only the time is added, so
-    no group pays for its day twice."""
-    day, _, time = (date or "").partition(" ")
-    if day and ref.startswith(day):
-        return label(note, ref, time or None)
-    return label(note, ref, date)
+    return Unit(note, state.id, 0, None, state.start, state.text, ladder.count(state.text),
+                float("inf"), short_ref(parsed, state))
 
 
 def _normalised(scores: dict[K, float]) -> dict[K, float]:

@@ -1,5 +1,5 @@
-"""`notes bench`: evidence reached per token (`from-locomo`, `from-transcripts`, `run`), and
-speed and scale (`perf`, from a checkout of the project)."""
+"""`notes bench`: evidence reached per token (`from-locomo`, `from-realmem`, `from-transcripts`,
+`run`, `visible`), and speed and scale (`perf`, from a checkout of the project)."""
 
 from __future__ import annotations
 
@@ -52,20 +52,47 @@ def bench_from_locomo(source: Path, out: Path, force: bool, follow_ups: bool,
     click.echo(f"bench written to {out}")
 
 
+@bench.command("from-realmem")
+@click.argument("source", metavar="DIR", type=click.Path(exists=True, file_okay=False,
+                path_type=Path))
+@_bench_out
+@_bench_force
+@click.option("--persona", help="Only this persona (e.g. Adeleke_Okonjo or adeleke-okonjo); "
+              "default: all ten in one store.")
+def bench_from_realmem(source: Path, out: Path, force: bool, persona: str | None) -> None:
+    """RealMem's persona files (DIR: the folder of *_dialogues_256k.json, or its parent) as a
+    bench: a note per session, a line per turn; each query turn is a question whose answer
+    lines are the turns its reply's memory came from, asked without its own and later
+    sessions. Prints the counts."""
+    from memory.bench.realmem import realmem_to_bench
+
+    output_folder(out, "--out")
+    click.echo(realmem_to_bench(source, out, force, persona).summary())
+    click.echo(f"bench written to {out}")
+
+
 @bench.command("from-transcripts")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--notes", "notes_dir", required=True, type=click.Path(exists=True,
               file_okay=False, path_type=Path), help="Today's notes folder the agent used.")
 @_bench_out
 @_bench_force
+@click.option("--path-map", "path_map", multiple=True, metavar="OLD=NEW",
+              help="The sessions ran elsewhere: read their file paths under OLD as under NEW "
+              "(e.g. /home/me/project=NOTES/project); repeatable, the first match wins.")
 def bench_from_transcripts(paths: tuple[Path, ...], notes_dir: Path, out: Path,
-                           force: bool) -> None:
+                           force: bool, path_map: tuple[str, ...]) -> None:
     """Claude Code transcripts (.jsonl files or folders) as a bench: per turn, the memory lines
     the agent read and recalled in its reply; the notes are copied into the bench."""
     from memory.bench.mining import transcripts_to_bench
+    from memory.bench.transcripts import parse_path_map
 
+    try:
+        mapping = parse_path_map(path_map)
+    except NotesError as exc:
+        raise click.UsageError(str(exc)) from exc
     output_folder(out, "--out")
-    counts = transcripts_to_bench(list(paths), notes_dir, out, force)
+    counts = transcripts_to_bench(list(paths), notes_dir, out, force, mapping)
     click.echo(counts.summary())
     for line in counts.stale[:20]:
         click.echo(f"no longer in the notes: {line}")
@@ -134,7 +161,8 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, half: st
 
 @bench.command("visible")
 @click.option("--benches", help="Comma-separated, from: locomo, locomo-sessions, "
-              "locomo-followups, locomo-sessions-followups, example-followups (default: all).")
+              "locomo-followups, locomo-sessions-followups, example-followups, realmem "
+              "(default: all).")
 @click.option("--policies", help="Comma-separated, as for `notes bench run` (default: all).")
 @click.option("--limit", type=click.IntRange(1), help="Run only the first N questions of "
               "each bench.")
@@ -142,6 +170,10 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, half: st
               envvar="NOTES_BENCH_LOCOMO", show_envvar=True, help="LoCoMo's locomo10.json "
               "(default: shared/bench/locomo/locomo10.json beside the checkout, or two levels "
               "up from a worktree); only the LoCoMo benches need it.")
+@click.option("--realmem", type=click.Path(file_okay=False, path_type=Path),
+              envvar="NOTES_BENCH_REALMEM", show_envvar=True, help="RealMem's folder of "
+              "*_dialogues_256k.json (or its parent; default: shared/bench/realmem beside the "
+              "checkout, or two levels up from a worktree); only the realmem bench needs it.")
 @click.option("--work", type=click.Path(file_okay=False, path_type=Path),
               help="Build the benches here and keep them (default: a temporary folder, "
               "removed at the end).")
@@ -153,11 +185,12 @@ def bench_run(bench_dir: Path, policies: str | None, limit: int | None, half: st
 @click.option("--levers", help="Retrieval levers of every run, as for `notes bench run`.")
 @json_option
 def bench_visible(benches: str | None, policies: str | None, limit: int | None,
-                  locomo: Path | None, work: Path | None, out: Path, backend: str,
-                  levers: str | None, as_json: bool) -> None:
+                  locomo: Path | None, realmem: Path | None, work: Path | None, out: Path,
+                  backend: str, levers: str | None, as_json: bool) -> None:
     """Rebuild every visible bench (LoCoMo, per session, both follow-up variants, the example
-    store's follow-ups), run the policies on each, write their reports and print one summary:
-    best ladder-family margin over the fragments curve, routing, follow-up keep ratios."""
+    store's follow-ups, RealMem), run the policies on each, write their reports and print one
+    summary: best ladder-family margin over the fragments curve, routing, follow-up keep
+    ratios."""
     import shlex
 
     _import_checkout_benchmarks("visible", Path("benchmarks") / "visible" / "run.py")
@@ -178,7 +211,8 @@ def bench_visible(benches: str | None, policies: str | None, limit: int | None,
 
     _require_backends([backend])
     options = VisibleOptions(names, out, _split(policies or "") or None, limit, locomo,
-                             work=work, backend=backend, levers=parse_levers(levers))
+                             work=work, backend=backend, levers=parse_levers(levers),
+                             realmem=realmem)
     check_options(options)  # the cheap checks first: a bad name leaves no folder behind
     output_folder(out, "--out")
     if work is not None:

@@ -93,6 +93,9 @@ def bench_promote(bench_dir: Path, policies: str | None, limit: int | None, half
 @click.option("--locomo", type=click.Path(dir_okay=False, path_type=Path),
               envvar="NOTES_BENCH_LOCOMO", show_envvar=True, help="LoCoMo's locomo10.json, "
               "as for `notes bench visible`.")
+@click.option("--realmem", type=click.Path(file_okay=False, path_type=Path),
+              envvar="NOTES_BENCH_REALMEM", show_envvar=True, help="RealMem's dataset folder, "
+              "as for `notes bench visible`.")
 @click.option("--work", type=click.Path(file_okay=False, path_type=Path),
               help="Build the benches and keep the scratch copies here (default: a temporary "
               "folder, removed at the end).")
@@ -105,8 +108,8 @@ def bench_promote(bench_dir: Path, policies: str | None, limit: int | None, half
 @json_option
 def bench_promote_visible(benches: str | None, policies: str | None, limit: int | None,
                           half: str, rules: str, top: int, min_precision: float,
-                          locomo: Path | None, work: Path | None, out: Path, backend: str,
-                          levers: str | None, as_json: bool) -> None:
+                          locomo: Path | None, realmem: Path | None, work: Path | None,
+                          out: Path, backend: str, levers: str | None, as_json: bool) -> None:
     """`notes bench promote` on every visible bench (rebuilt as `notes bench visible` builds
     them), with one summary: per bench and variant, the test half's figures."""
     import shlex
@@ -133,7 +136,7 @@ def bench_promote_visible(benches: str | None, policies: str | None, limit: int 
     promote = PromoteOptions(_split(policies or "") or None, limit, check_half(half),
                              tuple(_split(rules)), top, min_precision, backend,
                              parse_levers(levers))
-    options = PromoteVisibleOptions(names, out, promote, locomo, work=work)
+    options = PromoteVisibleOptions(names, out, promote, locomo, work=work, realmem=realmem)
     check(options)  # the cheap checks first: a bad name leaves no folder behind
     output_folder(out, "--out")
     if work is not None:

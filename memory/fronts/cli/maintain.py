@@ -26,11 +26,13 @@ from memory.fronts.cli import (
 )
 from memory.fronts.mcp.http_guard import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S
 from memory.index import RefreshReport
+from memory.locate import EXAMPLE_STORE
 from memory.services.promote_lines import DEFAULT_RULE, RULES
 from memory.state.safe_files import make_folder, write_atomic
 
 Done = TypeVar("Done")  # what a command with a progress bar returns
 BUDGET_FILE = Path(__file__).resolve().parent.parent / "mcp" / "tool_budget.json"
+EXAMPLE_QUESTIONS = EXAMPLE_STORE.parent / "benchmarks" / "followups" / "questions.jsonl"
 
 
 @cli.command()
@@ -207,14 +209,23 @@ def serve(ctx: click.Context, read_only: bool, http_port: int | None, host: str 
 
 
 @cli.command()
+@click.option("--questions", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="A bench's questions.jsonl about this store: also measure the framing of "
+                   "recall (500, 1000, 2000 tokens) and read_section answers over them "
+                   "(default for the example store: its follow-up questions).")
 @json_option
 @click.pass_context
-def tokens(ctx: click.Context, as_json: bool) -> None:
-    """Token cost of the MCP tool catalog, per tool, and of a typical answer of each rung;
-    exit 1 when a figure is over the committed budget."""
+def tokens(ctx: click.Context, questions: Path | None, as_json: bool) -> None:
+    """Token cost of the MCP tool catalog, per tool, and of a typical answer of each rung,
+    and the share of recall's and read_section's answers that is framing (labels, the last
+    line), not note text; exit 1 when a figure is over the committed budget."""
     from memory.fronts.mcp import server as mcp_server
 
-    costs = mcp_server.measure_costs(_notes(ctx).config)
+    config = _notes(ctx).config
+    if questions is None and config.notes_dir.resolve() == EXAMPLE_STORE.resolve() and \
+            EXAMPLE_QUESTIONS.is_file():
+        questions = EXAMPLE_QUESTIONS
+    costs = mcp_server.measure_costs(config, questions)
     budget = json.loads(BUDGET_FILE.read_text())
     over = mcp_server.over_budget(costs, budget)
     _emit(as_json, costs | {"over_budget": over}, lambda c: render.costs(c, budget))

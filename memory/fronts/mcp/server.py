@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from functools import wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -261,34 +262,54 @@ def compact_json(value: Any) -> str:
 TYPICAL_QUERY = "cómo hago rollback de un despliegue en producción"
 
 
-def measure_costs(config: Config) -> dict[str, Any]:
+def measure_costs(config: Config, questions: Path | None = None) -> dict[str, Any]:
     """cl100k tokens of each tool in ``tools/list`` (compact JSON, as a client receives it),
-    the totals, and a typical answer of each rung on this store."""
+    the totals, and a typical answer of each rung on this store; with ``questions`` (a
+    bench's questions.jsonl about this store), the framing of ``recall`` and
+    ``read_section`` over them (:mod:`memory.services.framing`)."""
     import asyncio
 
     notes = Notes(dataclasses.replace(config, usage_log=False),
                   notify=lambda message: log.warning("%s", message))
-    tools = asyncio.run(catalog(create_server(config, notes=notes)))
-    count = notes.counter.count
-    per_tool = {t["name"]: count(compact_json(t)) for t in tools}
-    per_tool["instructions"] = count(INSTRUCTIONS)  # sent once per session, like the catalog
-    suggested = notes.suggest(TYPICAL_QUERY)
-    answers = {"suggest": count(render.suggestions(suggested)), "section_map": 0,
-               "read_section": 0}
-    # the question's best note; on a store where it matches nothing, the store's first note
-    top = suggested.hits[0].note if suggested.hits else next(iter(notes.store.note_ids()), None)
-    read = "nothing (the store has no notes)"
-    if top is not None:
-        mapped = notes.section_map(top, TYPICAL_QUERY)
-        ids = [row.id for row in mapped.rows]
-        section = mapped.best[0] if mapped.best else "state" if "state" in ids else ids[0]
-        answers["section_map"] = count(render.section_map(mapped))
-        answers["read_section"] = count(render.section_text(notes.read_section(top, section)))
-        read = f"{top}#{section}"
-    notes.close()
+    try:
+        tools = asyncio.run(catalog(create_server(config, notes=notes)))
+        count = notes.counter.count
+        per_tool = {t["name"]: count(compact_json(t)) for t in tools}
+        per_tool["instructions"] = count(INSTRUCTIONS)  # sent once per session, like the catalog
+        answers, read = _typical_answers(notes, count)
+        framing: dict[str, Any] = {}
+        if questions is not None:
+            from memory.services.framing import measure_framing
+
+            framing = {name: dataclasses.asdict(f) | {"share": round(f.share, 4)}
+                       for name, f in measure_framing(notes.ladder, questions).items()}
+    finally:
+        notes.close()
     return {"tools": per_tool, "catalog_total": sum(per_tool.values()),
             "read_tools_total": sum(per_tool[n] for n in READ_TOOLS if n in per_tool),
-            "answers": answers, "query": TYPICAL_QUERY, "read": read}
+            "answers": answers, "query": TYPICAL_QUERY, "read": read,
+            "framing": framing, "questions": str(questions) if questions else None}
+
+
+def _typical_answers(notes: Notes, count: Callable[[str], int]
+                     ) -> tuple[dict[str, int], str | None]:
+    """The cost of each rung's answer to :data:`TYPICAL_QUERY`, and the section read (on a
+    store where no note matches it, the store's first note's best section or state)."""
+    suggested = notes.suggest(TYPICAL_QUERY)
+    answers = {"suggest": count(render.suggestions(suggested))}
+    # the question's best note; on a store where it matches nothing, the store's first note
+    top = suggested.hits[0].note if suggested.hits else next(iter(notes.store.note_ids()), None)
+    if top is None:
+        return answers, "nothing (the store has no notes)"
+    mapped = notes.section_map(top, TYPICAL_QUERY)
+    ids = [row.id for row in mapped.rows]
+    section = mapped.best[0] if mapped.best else "state" if "state" in ids else ids[0]
+    answers["section_map"] = count(render.section_map(mapped))
+    try:
+        answers["read_section"] = count(render.section_text(notes.read_section(top, section)))
+    except NotesError:  # a note with no state and no best section: nothing typical to read
+        return answers, None
+    return answers, f"{top}#{section}"
 
 
 def over_budget(costs: dict[str, Any], budget: dict[str, Any]) -> list[str]:
@@ -302,6 +323,10 @@ def over_budget(costs: dict[str, Any], budget: dict[str, Any]) -> list[str]:
     for name, cost, limit in pairs:
         if cost > limit:
             problems.append(f"{name}: {cost} > {limit}")
+    for name, measured in costs.get("framing", {}).items():
+        limit = budget.get("framing", {}).get(name, 0.0)
+        if measured["share"] > limit:
+            problems.append(f"framing {name}: {measured['share']:.1%} > {limit:.0%}")
     return problems
 
 

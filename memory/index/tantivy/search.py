@@ -5,7 +5,8 @@ A query is never parsed as syntax: each word of the :class:`ParsedQuery` goes th
 tantivy analyzers (so its terms are the index's) and becomes term queries OR-ed over the
 kind's exact fields and its stemmed field, each boosted by the field's boost; context words
 join with their low weight. A note filter is a zero-scored required clause, so it never adds
-to a score. Matched words are found by asking, word by word, which of the hits hold it.
+to a score; a scope's excluded notes are a must-not clause. Matched words are found by
+asking, word by word, which of the hits hold it.
 """
 
 from __future__ import annotations
@@ -34,18 +35,27 @@ Word = tuple[str, list[str], list[str], float]  # word, exact terms, stem terms,
 
 class TantivySearcher:
     """One point-in-time view of the three kind indexes: this backend's
-    :class:`memory.index.interface.Searcher`."""
+    :class:`memory.index.interface.Searcher`; with ``excluded`` notes (a scope,
+    :meth:`without`), a view that leaves them out."""
 
-    def __init__(self, searchers: dict[str, Any]) -> None:
+    def __init__(self, searchers: dict[str, Any], excluded: frozenset[str] = frozenset()
+                 ) -> None:
         self.searchers = searchers
+        self.excluded = excluded
+
+    def without(self, note_ids: frozenset[str]) -> TantivySearcher:
+        return TantivySearcher(self.searchers, self.excluded | note_ids)
 
     # -- stored documents ------------------------------------------------------------
     def stored_note(self, note_id: str) -> StoredNote | None:
+        if note_id in self.excluded:
+            return None
         found = next(self.documents("note", note_id), None)
         return StoredNote.of(found) if found is not None else None
 
     def stored_notes(self) -> list[StoredNote]:
-        return [StoredNote.of(d) for d in self.documents("note")]
+        return [StoredNote.of(d) for d in self.documents("note")
+                if d.get("note_id") not in self.excluded]
 
     def documents(self, kind: str, note_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Stored fields of every document of a kind (optionally of one note)."""
@@ -71,13 +81,14 @@ class TantivySearcher:
     def _search(self, parsed: ParsedQuery, kind: str, limit: int | None,
                 note_id: str | None) -> tuple[list[tuple[dict[str, Any], float,
                                                          tuple[str, ...]]], int]:
-        if not parsed.words and not parsed.context:
+        if (not parsed.words and not parsed.context) or note_id in self.excluded:
             return [], 0
         words = analyzed_words(parsed)
         if not words:
             return [], 0
         searcher, schema = self.searchers[kind], ts.schema(kind)
-        query = _scoped(schema, _or_query(schema, kind, words), note_id)
+        query = _scoped(schema, _or_query(schema, kind, words), note_id,
+                        self.excluded if note_id is None else frozenset())
         # One hit past the limit tells whether the cut falls in a tie; only then is more
         # fetched (tied_reach reaching the last hit fetched), until the tie ends.
         size = limit + 1 if limit is not None else max(1, searcher.num_docs)
@@ -136,13 +147,20 @@ def _or_query(schema: Any, kind: str, words: list[Word]) -> Any:
     return tantivy.Query.boolean_query([(tantivy.Occur.Should, p) for p in parts])
 
 
-def _scoped(schema: Any, query: Any, note_id: str | None) -> Any:
-    if note_id is None:
+def _scoped(schema: Any, query: Any, note_id: str | None,
+            excluded: frozenset[str] = frozenset()) -> Any:
+    """``query`` inside one note (a zero-scored required clause), or without the excluded
+    notes (a must-not clause, which scores nothing): the scores are the query's."""
+    if note_id is None and not excluded:
         return query
-    only = tantivy.Query.const_score_query(
-        tantivy.Query.term_query(schema, "note_id", note_id, index_option="basic"), 0.0)
-    return tantivy.Query.boolean_query([(tantivy.Occur.Must, query),
-                                        (tantivy.Occur.Must, only)])
+    clauses = [(tantivy.Occur.Must, query)]
+    if note_id is not None:
+        clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(
+            tantivy.Query.term_query(schema, "note_id", note_id, index_option="basic"), 0.0)))
+    if excluded:
+        clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
+            schema, "note_id", sorted(excluded))))
+    return tantivy.Query.boolean_query(clauses)
 
 
 def _key(address: Any) -> tuple[int, int]:

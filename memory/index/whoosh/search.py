@@ -10,6 +10,7 @@ hands over: the :class:`memory.index.interface.Searcher` of this backend.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from typing import Any
 
 from whoosh.query import Or, Query, Require, Term
@@ -74,10 +75,12 @@ def weighting() -> KindBM25F:
 
 
 def search(searcher: Any, parsed: ParsedQuery, kind: str, limit: int | None,
-           note_id: str | None = None) -> tuple[list[tuple[dict[str, Any], float,
-                                                           tuple[str, ...]]], int]:
+           note_id: str | None = None, mask: frozenset[int] | None = None
+           ) -> tuple[list[tuple[dict[str, Any], float, tuple[str, ...]]], int]:
     """Hits of one document kind (optionally inside one note), as (stored fields, score,
-    matched words), and how many matched in all."""
+    matched words), and how many matched in all; documents whose numbers are in ``mask``
+    (the notes a scope leaves out, :meth:`WhooshSearcher.without`) are neither hits nor
+    counted."""
     if not parsed.words and not parsed.context:
         return [], 0
     terms = query_terms(parsed)
@@ -95,7 +98,9 @@ def search(searcher: Any, parsed: ParsedQuery, kind: str, limit: int | None,
     # lengths.
     # Ties at the cut are all loaded and ordered by tie_key: Whoosh's own order among them
     # is the order of the segments, which a parallel build changes.
-    results = searcher.search(query, limit=None, terms=True)
+    # A scope's mask is a set of document numbers that Whoosh's collector skips: a filter,
+    # not a clause, so scores are unchanged and ``limit`` hits come from the other notes.
+    results = searcher.search(query, limit=None, terms=True, mask=set(mask) if mask else None)
     reach = tied_reach([score for score, _ in results.top_n], limit)
     hits = [(dict(hit.fields()), float(hit.score), _matched(hit, terms))
             for hit in results[:reach]]
@@ -119,10 +124,17 @@ def _matched(hit: Any, terms: list[Terms]) -> tuple[str, ...]:
 
 
 class WhooshSearcher:
-    """A Whoosh searcher as the index's :class:`~memory.index.interface.Searcher`."""
+    """A Whoosh searcher as the index's :class:`~memory.index.interface.Searcher`; with
+    ``excluded`` notes (a scope, :meth:`without`), a view that leaves them out."""
 
-    def __init__(self, searcher: Any) -> None:
+    MASKS = 8  # the document-number sets of the last scopes, kept per searcher
+
+    def __init__(self, searcher: Any, excluded: frozenset[str] = frozenset(),
+                 masks: OrderedDict[frozenset[str], frozenset[int]] | None = None) -> None:
         self.raw = searcher
+        self.excluded = excluded
+        self._masks: OrderedDict[frozenset[str], frozenset[int]] = \
+            OrderedDict() if masks is None else masks
 
     @property
     def is_closed(self) -> bool:
@@ -131,18 +143,43 @@ class WhooshSearcher:
     def close(self) -> None:
         self.raw.close()
 
+    def without(self, note_ids: frozenset[str]) -> WhooshSearcher:
+        return WhooshSearcher(self.raw, self.excluded | note_ids, self._masks)
+
     def search_notes(self, parsed: ParsedQuery, limit: int | None) -> Found[StoredNote]:
-        hits, total = search(self.raw, parsed, "note", limit)
+        hits, total = search(self.raw, parsed, "note", limit, mask=self._mask())
         return [SearchHit(StoredNote.of(f), s, m) for f, s, m in hits], total
 
     def search_parts(self, parsed: ParsedQuery, kind: PartKind, limit: int | None,
                      note_id: str | None = None) -> Found[StoredPart]:
-        hits, total = search(self.raw, parsed, kind, limit, note_id)
+        if note_id in self.excluded:
+            return [], 0
+        hits, total = search(self.raw, parsed, kind, limit, note_id,
+                             None if note_id is not None else self._mask())
         return [SearchHit(StoredPart.of(f), s, m) for f, s, m in hits], total
 
     def stored_note(self, note_id: str) -> StoredNote | None:
+        if note_id in self.excluded:
+            return None
         found = next(iter(self.raw.documents(kind="note", note_id=note_id)), None)
         return StoredNote.of(found) if found is not None else None
 
     def stored_notes(self) -> list[StoredNote]:
-        return [StoredNote.of(d) for d in self.raw.documents(kind="note")]
+        return [StoredNote.of(d) for d in self.raw.documents(kind="note")
+                if d["note_id"] not in self.excluded]
+
+    def _mask(self) -> frozenset[int] | None:
+        """The numbers of every document of the excluded notes (None: none excluded), made
+        once per scope while this searcher lives: a suggest searches many times."""
+        if not self.excluded:
+            return None
+        found = self._masks.get(self.excluded)
+        if found is None:
+            found = frozenset(self.raw.docs_for_query(
+                Or([Term("note_id", note) for note in sorted(self.excluded)])))
+            self._masks[self.excluded] = found
+            if len(self._masks) > self.MASKS:
+                self._masks.popitem(last=False)
+        else:
+            self._masks.move_to_end(self.excluded)
+        return found

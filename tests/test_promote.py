@@ -152,7 +152,7 @@ def test_report_on_the_example_matches_the_log(run_cli: RunCli, store_dir: Path,
     assert text.startswith("# Promotion report, ")
     assert "12 ladder calls in 3 sessions" in text and "(cli 12)" in text
     assert re.search(r"## Promotion candidates \(1\)", text)
-    assert "- Read 3 times in 3 sessions" in text
+    assert "- Read 3 times; the read ended the search in 3 sessions" in text
     assert "2026-06-22-rollback-procedure-fixed" in text
     assert "## Routing misses (1)" in text and "| infra/redis | 3 | 3 |" in text
     data = json.loads((out / files[0]).read_text())

@@ -69,7 +69,7 @@ def _candidate(c: Candidate) -> str:
     later = _question_list(c.later) or "  - (none yet: one question reached it)"
     return (f"### {c.note} · {c.entry}\n\n"
             f"- Entry: {c.date} · {c.title}\n"
-            f"- Read {c.reads} times in {c.sessions} sessions\n"
+            f"- Read {c.reads} times; the read ended the search in {c.sessions} sessions\n"
             f"- Questions that reached it ({len(c.questions)}):\n{asked}\n"
             f"- Proposed state line:\n\n      {c.proposed}\n\n"
             f"- What it would have answered: the {len(c.later)} question"

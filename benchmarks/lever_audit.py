@@ -41,17 +41,23 @@ MAX_COST = 0.005  # a lever may cost a source at most half a point
 MIN_MEAN_LIFT = 0.01  # and must lift the mean over sources by a point
 
 
+ADDED = ("spread", "feedback", "block-route", "across")  # off today: tried on top of the default
+
+
 def leave_one_out(base: str = "default") -> list[str]:
-    """The base config, then the base without each of its levers, then none."""
+    """The base config, then the base without each of its levers, then none, then the
+    base with each lever that is off today but needs no extra (``ADDED``)."""
     levers = parse_levers(base).on()
-    return [base] + [f"-{name}" for name in levers] + ["none"]
+    return [base] + [f"-{name}" for name in levers] + ["none"] + [f"+{n}" for n in ADDED]
 
 
 def run_all(benches: list[tuple[str, Path]], configs: list[str], half: str | None,
-            policies: list[str], limit: int | None, saved: Path | None) -> dict[str, Any]:
+            policies: list[str], limit: int | None, saved: Path | None,
+            backend: str = "whoosh") -> dict[str, Any]:
     out: dict[str, Any] = json.loads(saved.read_text()) if saved and saved.exists() else {}
     out.setdefault("runs", {})
     out["half"] = half or "all"
+    out["backend"] = backend
     for source, bench in benches:
         key = f"{source}={bench}"
         done = out["runs"].setdefault(key, {})
@@ -60,7 +66,7 @@ def run_all(benches: list[tuple[str, Path]], configs: list[str], half: str | Non
                 if config in done:
                     continue
                 run = run_bench(bench, policies, limit, state_dir=Path(scratch) / "state",
-                                levers=parse_levers(config), half=half)
+                                levers=parse_levers(config), half=half, backend=backend)
                 data = summary(run)
                 done[config] = {"best": data["best"], "best_margin": data["best_margin"],
                                 "routing": data["routing"], "questions": data["questions"],
@@ -91,14 +97,19 @@ def verdicts(out: dict[str, Any], base: str = "default") -> list[dict[str, Any]]
     whether it is earned under the rule."""
     with_all = by_source(out, base)
     rows = []
-    for name in parse_levers(base).on():
-        without = by_source(out, f"-{name}")
-        lifts = {s: (with_all[s] - without[s]) if with_all[s] is not None and
-                 without.get(s) is not None else None for s in with_all}
+    tried = [(n, f"-{n}", False) for n in parse_levers(base).on()]
+    tried += [(n, f"+{n}", True) for n in ADDED
+              if any(f"+{n}" in runs for runs in out["runs"].values())]
+    for name, config, added in tried:
+        other = by_source(out, config)
+        lifts = {s: ((other[s] - with_all[s]) if added else (with_all[s] - other[s]))
+                 if with_all[s] is not None and other.get(s) is not None else None
+                 for s in with_all}
         known = [v for v in lifts.values() if v is not None]
         mean = statistics.fmean(known) if known and len(known) == len(lifts) else None
         earned = mean is not None and mean >= MIN_MEAN_LIFT and min(known) >= -MAX_COST
-        rows.append({"lever": name, "lifts": lifts, "mean": mean, "earned": earned})
+        rows.append({"lever": name + (" (off today)" if added else ""), "lifts": lifts,
+                     "mean": mean, "earned": earned})
     return rows
 
 
@@ -106,7 +117,7 @@ def table(out: dict[str, Any]) -> str:
     """The audit as Markdown: each lever's lift per source and the verdict; then each
     config's best margin per source, and recall's hierarchy against recall-flat."""
     sources = sorted({k.split("=", 1)[0] for k in out["runs"]})
-    rows = ["| lever (on in today's default) | " + " | ".join(sources) + " | mean | earned |",
+    rows = ["| lever: its lift on each source | " + " | ".join(sources) + " | mean | earned |",
             "|---|" + "---:|" * (len(sources) + 2)]
     for v in verdicts(out):
         cells = [_points(v["lifts"].get(s)) for s in sources]
@@ -142,6 +153,9 @@ def main() -> None:
     parser.add_argument("--policies", default=",".join(POLICIES))
     parser.add_argument("--half", choices=("tuning", "test", "all"), default="tuning")
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--backend", default="whoosh", choices=("whoosh", "tantivy"),
+                        help="the index backend (tantivy answers alike and searches long "
+                        "messages an order of magnitude faster: docs/benchmarks.md)")
     parser.add_argument("--json", type=Path, help="results, saved after every run (resumed)")
     parser.add_argument("--table", type=Path, help="print the table of a --json file")
     args = parser.parse_args()
@@ -154,7 +168,7 @@ def main() -> None:
     configs = ([c.strip() for c in args.configs.split(";") if c.strip()] if args.configs
                else leave_one_out())
     out = run_all(benches, configs, check_half(args.half), args.policies.split(","),
-                  args.limit, args.json)
+                  args.limit, args.json, args.backend)
     print(table(out))
 
 

@@ -192,12 +192,12 @@ _FAMILY = textwrap.dedent("""
             if sys.argv[1] == "watchdog":
                 sys.platform = "darwin"  # no prctl: a thread watches the parent instead
             locks.die_with_parent(os.getppid())
-            print("worker", os.getpid(), flush=True)
+            os.write(1, f"worker {os.getpid()}\\n".encode())  # one write: the lines never mix
             time.sleep(120)
             os._exit(0)
         time.sleep(120)
         os._exit(0)
-    print("parent", middle, flush=True)
+    os.write(1, f"parent {middle}\\n".encode())  # (print may write word by word, unbuffered)
 """)
 
 

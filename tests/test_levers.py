@@ -76,7 +76,7 @@ def test_parse_levers() -> None:
         assert parse_levers("all") == ALL
         assert parse_levers("all").on() == ("spread", "fusion", "block-route", "feedback",
                                             "neighbours", "dates", "names", "replies",
-                                            "coverage", "semantic")
+                                            "coverage", "across", "semantic")
     else:
         with pytest.raises(ConfigError, match="notes-memory"):
             parse_levers("all")
@@ -99,6 +99,27 @@ def test_spread_takes_the_second_session_into_the_budget(sessions: Notes) -> Non
     assert "day 1," in without and "day 1," in with_spread
     assert wanted not in without
     assert wanted in with_spread
+
+
+def test_across_spreads_only_a_question_that_asks_across_time(sessions: Notes) -> None:
+    """The across lever (issue #34, item 6) acts as spread, and routes twice the notes, for
+    a question that asks across sessions ("how many times…"), and changes nothing else."""
+    from memory.model.timeexpr import asks_across
+
+    assert asks_across("How many times did we go on the kayak trip?")
+    assert asks_across("¿Cuántas veces fuimos en kayak?") and asks_across("which came first")
+    assert not asks_across("the kayak trip with the group")
+    ladder = sessions.ladder
+    across = "how many times the kayak trip with the group"
+    wanted = "I finally booked the kayak trip"
+    ladder.levers = Levers()
+    without = render.recalled(ladder.recall(across, 300))
+    ladder.levers = Levers(across=True)
+    with_across = render.recalled(ladder.recall(across, 300))
+    plain = render.recalled(ladder.recall("the kayak trip with the group", 300))
+    assert wanted not in without and wanted in with_across
+    ladder.levers = Levers()
+    assert plain == render.recalled(ladder.recall("the kayak trip with the group", 300))
 
 
 def test_fusion_ranks_blocks_by_reciprocal_ranks(sessions: Notes) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 FRAGMENTS = "fragments@"
+DENSE = "dense@"  # the dense fragments curve: the same paragraphs ranked by e5's cosine
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,13 @@ class CurveReading:
     above: str  # the one at or above them (the dearest when none is)
 
 
-def is_fragments(policy: str) -> bool:
-    return backend_of(policy)[0].startswith(FRAGMENTS)
+def is_fragments(policy: str, prefix: str = FRAGMENTS) -> bool:
+    return backend_of(policy)[0].startswith(prefix)
+
+
+def is_curve(policy: str) -> bool:
+    """A point of either curve (BM25 fragments or dense fragments)."""
+    return is_fragments(policy) or is_fragments(policy, DENSE)
 
 
 def backend_of(policy: str) -> tuple[str, str | None]:
@@ -43,11 +49,13 @@ def backend_of(policy: str) -> tuple[str, str | None]:
     return policy, None
 
 
-def curve_points(policies: dict[str, dict[str, Any]]) -> dict[str | None, list[CurvePoint]]:
-    """The fragments policies that ran, by backend, cheapest first."""
+def curve_points(policies: dict[str, dict[str, Any]], prefix: str = FRAGMENTS
+                 ) -> dict[str | None, list[CurvePoint]]:
+    """The policies of one curve (``fragments@``, or ``dense@``) that ran, by backend,
+    cheapest first."""
     curves: dict[str | None, list[CurvePoint]] = {}
     for name, figures in policies.items():
-        if is_fragments(name) and figures["questions"]:
+        if is_fragments(name, prefix) and figures["questions"]:
             point = CurvePoint(name, max(float(figures["mean_tokens"]), 1.0),
                                float(figures["hit_rate"]))
             curves.setdefault(backend_of(name)[1], []).append(point)
@@ -72,24 +80,27 @@ def curve_at(points: list[CurvePoint], tokens: float) -> CurveReading:
     return CurveReading(low.rate + share * (high.rate - low.rate), low.policy, high.policy)
 
 
-def curve_margins(policies: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def curve_margins(policies: dict[str, dict[str, Any]], prefix: str = FRAGMENTS,
+                  key: str = "curve") -> dict[str, dict[str, Any]]:
     """Per policy: ``curve_rate`` (the curve at its mean tokens), ``curve_margin`` (its hit
     rate minus that; both fractions, as ``hit_rate``) and ``curve_between`` (the two
     fragments policies used); all None when no fragments policy ran on its backend or the
-    policy ran on no question."""
-    curves = curve_points(policies)
+    policy ran on no question. ``prefix``/``key``: the dense curve's (``dense@`` policies,
+    ``dense_rate``, ``dense_margin``, ``dense_between``)."""
+    curves = curve_points(policies, prefix)
+    names = (f"{key}_rate", f"{key}_margin", f"{key}_between")
     out: dict[str, dict[str, Any]] = {}
     for name, figures in policies.items():
         points = curves.get(backend_of(name)[1])
         if not points or not figures["questions"]:
-            out[name] = {"curve_rate": None, "curve_margin": None, "curve_between": None}
+            out[name] = dict.fromkeys(names)
             continue
         reading = curve_at(points, float(figures["mean_tokens"]))
-        if is_fragments(name):  # on the curve by definition, even where two share tokens
-            reading = CurveReading(float(figures["hit_rate"]), name, name)
-        out[name] = {"curve_rate": round(reading.rate, 4),
-                     "curve_margin": round(float(figures["hit_rate"]) - reading.rate, 4),
-                     "curve_between": [reading.below, reading.above]}
+        if is_fragments(name, prefix):  # on the curve by definition, even where two share
+            reading = CurveReading(float(figures["hit_rate"]), name, name)  # tokens
+        out[name] = dict(zip(names, (round(reading.rate, 4),
+                                     round(float(figures["hit_rate"]) - reading.rate, 4),
+                                     [reading.below, reading.above]), strict=True))
     return out
 
 
@@ -124,4 +135,5 @@ def best_of_family(policies: dict[str, dict[str, Any]]) -> dict[str, Any] | None
         return None
     name, f = max(ranked, key=lambda item: (item[1]["curve_margin"], item[1]["hit_rate"]))
     return {"policy": name, "hit_rate": f["hit_rate"], "wilson95": f["wilson95"],
-            "mean_tokens": f["mean_tokens"], "curve_margin": f["curve_margin"]}
+            "mean_tokens": f["mean_tokens"], "curve_margin": f["curve_margin"],
+            "dense_margin": f.get("dense_margin")}

@@ -28,6 +28,11 @@ calls, or the paragraphs' text) and its token count:
   no history: what promoting history into the state should lift most.
 - ``full``: every note whole but the question's ``exclude_notes`` (the same for every
   question of a bench without them).
+- ``dense@k`` (k as for fragments; asked for by name, with the ``semantic`` extra): the k
+  blocks of the whole store whose best line's e5 vector is closest to the question's (the
+  question alone is embedded, as the semantic lever embeds the message): the dense fragments
+  curve, the rival of a user who reaches for Mem0-style dense retrieval
+  (:mod:`memory.retrieval.dense`).
 
 Every policy passes the question's ``context`` to each rung it calls (``suggest``, the maps,
 ``recall``, the paragraph search), where it helps a vague question and never outranks what
@@ -55,6 +60,8 @@ RECALL_BUDGETS = (500, 1000, 2000)
 POLICIES = ("ladder@1", "ladder@2", "ladder-oracle", "ladder-zoom@1",
             *(f"recall@{n}" for n in RECALL_BUDGETS), "recall-flat@1000",
             *(f"fragments@{k}" for k in FRAGMENT_KS), "hybrid", "hook", "states", "full")
+# the dense curve: run only when named (it embeds the whole store), with the semantic extra
+DENSE_POLICIES = tuple(f"dense@{k}" for k in FRAGMENT_KS)
 
 
 @dataclass(frozen=True)
@@ -87,9 +94,16 @@ class Reading:
 
 
 def check_policies(names: list[str]) -> list[str]:
-    unknown = [n for n in names if n not in POLICIES]
+    unknown = [n for n in names if n not in POLICIES + DENSE_POLICIES]
     if unknown:
-        raise NotesError(f"unknown policies: {', '.join(unknown)}; known: {', '.join(POLICIES)}")
+        raise NotesError(f"unknown policies: {', '.join(unknown)}; known: "
+                         f"{', '.join(POLICIES + DENSE_POLICIES)}")
+    if any(n in DENSE_POLICIES for n in names):
+        from memory.retrieval.semantic import available
+
+        if not available():
+            raise NotesError("the dense@k policies need the semantic extra (pip install "
+                             "'notes-memory[semantic]'); leave them out of --policies")
     return names
 
 
@@ -103,6 +117,7 @@ class QuestionPass:
         self.today = question_day(question)
         self._suggested: tuple[Suggestions, str] | None = None
         self._paragraphs: list[Paragraph] | None = None
+        self._dense: list[Paragraph] | None = None
         self._recalled: dict[int, str] | None = None
         self._maps: dict[str, tuple[SectionMap, str]] = {}
         self._climbs: dict[str, tuple[str, ...]] = {}
@@ -123,6 +138,9 @@ class QuestionPass:
             return self._reading([flat[1000]])
         if policy.startswith("fragments@"):
             return self.fragments(int(policy.removeprefix("fragments@")))
+        if policy.startswith("dense@"):
+            return self._reading([join_paragraphs(self.dense()[:int(
+                policy.removeprefix("dense@"))])])
         if policy == "hybrid":
             return self.hybrid()
         if policy == "hook":
@@ -203,6 +221,12 @@ class QuestionPass:
             except NotesError as exc:
                 texts.append(f"Error: {exc}")
         return self._reading(texts)
+
+    def dense(self) -> list[Paragraph]:
+        """The store's blocks closest to the question by e5's cosine (the dense curve)."""
+        if self._dense is None:
+            self._dense = self.reader.dense_paragraphs(self.query, max(FRAGMENT_KS))
+        return self._dense
 
     def paragraphs(self) -> list[Paragraph]:
         if self._paragraphs is None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from memory.api import Notes
+from memory.bench.dense_store import DenseStore
 from memory.config import BACKENDS, Config, load_config
 from memory.errors import ConfigError
 from memory.fronts import render
@@ -94,6 +95,7 @@ class BenchReader:
                              vectors=vectors)
         self._lines: OrderedDict[str, list[str]] = OrderedDict()
         self._reads: dict[tuple[str, str], str] = {}
+        self._dense: DenseStore | None = None  # the dense curve's blocks, made when asked
 
     def prepare(self) -> RefreshReport:
         """Build (or refresh) the index once, before the questions, and with the semantic
@@ -156,6 +158,18 @@ class BenchReader:
         start, end = stored.lines
         text = "".join(self.note_lines(stored.note_id)[start:end])
         return Paragraph(stored.note_id, stored.section, score, text)
+
+    def dense_paragraphs(self, query: str, k: int) -> list[Paragraph]:
+        """The ``k`` blocks of the store (but the question's excluded notes) closest to the
+        question by e5's cosine: the dense fragments curve. The whole store's vectors are
+        embedded when first asked (kept with the run's vectors) and held as one matrix."""
+        if self._dense is None:
+            self.ladder.router().build()
+            self._dense = DenseStore(self.ladder, self.store.note_ids())
+        asked = self.ladder.router().query_vector(query)
+        found = self._dense.closest(asked, k, frozenset(self.scope.exclude))
+        return [Paragraph(b.note, b.section, b.cosine,
+                          "".join(self.note_lines(b.note)[b.start:b.end])) for b in found]
 
     def note_lines(self, note: str) -> list[str]:
         found = self._lines.get(note)

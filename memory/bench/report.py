@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from memory.bench.curve import (
+    DENSE,
+    FRAGMENTS,
     best_of_family,
     curve_margins,
     curve_points,
@@ -166,9 +168,11 @@ def halves_figures(run: RunResult) -> dict[str, Any]:
 
 
 def with_margins(policies: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Each policy's figures with its margin over the fragments curve (see curve.py)."""
+    """Each policy's figures with its margin over the fragments curve, and over the dense
+    fragments curve when ``dense@k`` policies ran (see curve.py)."""
     margins = curve_margins(policies)
-    return {name: figures | margins[name] for name, figures in policies.items()}
+    dense = curve_margins(policies, DENSE, "dense")
+    return {name: figures | margins[name] | dense[name] for name, figures in policies.items()}
 
 
 def _by_backend(run: RunResult) -> dict[str, Any]:
@@ -236,16 +240,27 @@ MARGIN_NOTE = ("Curve margin: the hit rate minus the fragments curve at the poli
 
 
 def policy_table(policies: dict[str, dict[str, Any]]) -> str:
+    """Every policy's figures; with ``dense@k`` policies in the run, its margin over the
+    dense curve too."""
+    dense = any(is_fragments(name, DENSE) for name in policies)
     rows = ["| policy | hit rate | 95 % interval | any line | mean tokens | median tokens | "
-            "curve margin | questions |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+            "curve margin |" + (" dense margin |" if dense else "") + " questions |",
+            "|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if dense else "") + "---:|"]
     for name, f in policies.items():
         low, high = f["wilson95"]
-        margin = "curve" if is_fragments(name) and f.get("curve_margin") is not None else \
-            margin_text(f.get("curve_margin"))
+        cells = [_margin_cell(name, f, FRAGMENTS, "curve")]
+        if dense:
+            cells.append(_margin_cell(name, f, DENSE, "dense"))
         rows.append(f"| {name} | {_pct(f['hit_rate'])} | {_pct(low)}–{_pct(high)} | "
                     f"{_pct(f['any_line_rate'])} | {f['mean_tokens']:,.0f} | "
-                    f"{f['median_tokens']:,.0f} | {margin} | {f['questions']} |")
+                    f"{f['median_tokens']:,.0f} | {' | '.join(cells)} | {f['questions']} |")
     return "\n".join(rows)
+
+
+def _margin_cell(name: str, figures: dict[str, Any], prefix: str, key: str) -> str:
+    margin = figures.get(f"{key}_margin")
+    return "curve" if is_fragments(name, prefix) and margin is not None else \
+        margin_text(margin)
 
 
 def _halves_lines(halves: dict[str, Any] | None) -> list[str]:

@@ -282,6 +282,20 @@ def asks_when(question: str) -> bool:
     return _ASKS_WHEN.search(fold(question)) is not None
 
 
+_ASKS_ACROSS = re.compile(
+    r"\b(how (many|often)|how much (time|money)|in total|altogether|all the (times|places|"
+    r"things|people)|every time|each time|which (one )?(was|came|did|happened) (first|last)|"
+    r"(first|last) time|ever|so far|both|"
+    r"cuant[oa]s( veces)?|en total|todas las veces|cada vez|(primera|ultima) vez|"
+    r"hasta ahora|alguna vez|ambos|ambas)\b")
+
+
+def asks_across(question: str) -> bool:
+    """Whether a question asks across time or episodes ("how many…", "in total", "which
+    came first", "¿cuántas veces…?"): its answer lies in several notes or entries."""
+    return _ASKS_ACROSS.search(fold(question)) is not None
+
+
 def mentions_time(text: str) -> bool:
     """Whether a line or paragraph carries a time ("last week", "ayer", "on Friday", a date):
     where the answer to a "when" question usually is, in a dated entry."""

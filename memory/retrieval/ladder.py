@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from memory.model.note import Section
     from memory.retrieval.coverage import LineCoverage
+    from memory.retrieval.dense import DenseReader
     from memory.retrieval.recall import Recalled
     from memory.retrieval.section_scores import Evidence
     from memory.retrieval.semantic import SemanticRouter
@@ -143,6 +144,7 @@ class Ladder:
         # folder that several benches share (content-addressed, never pruned)
         self._vectors = vectors
         self._router: SemanticRouter | None = None
+        self._dense: DenseReader | None = None
         self._coverage: LineCoverage | None = None  # the coverage lever's line terms
 
     def freshen(self) -> None:
@@ -234,6 +236,15 @@ class Ladder:
                                           prune=self._vectors is None)
         return self._router
 
+    def dense(self) -> DenseReader:
+        """The semantic lever's vectors read block by block (:mod:`memory.retrieval.dense`),
+        made on first use."""
+        if self._dense is None:
+            from memory.retrieval.dense import DenseReader
+
+            self._dense = DenseReader(self.router())
+        return self._dense
+
     def line_coverage(self) -> LineCoverage:
         """The coverage lever's re-rank, with the line terms it keeps, made on first use."""
         if self._coverage is None:
@@ -319,8 +330,10 @@ class Ladder:
             when_boosted,
         )
 
-        evidence = when_boosted(self._evidence(loaded.note_id, query, context), sections,
-                                query)
+        evidence = self._evidence(loaded.note_id, query, context)
+        if self.levers.semantic and query.strip():  # the lines' vectors reach the map too
+            evidence = self.dense().evidence(loaded, query, evidence)
+        evidence = when_boosted(evidence, sections, query)
         scored = score_sections(sections, evidence, query, today or dt.date.today())
         pickable = {s.id for s in sections if s.kind not in NOT_PICKED
                     or s is loaded.note.lead}  # plain Markdown: its top part can be picked

@@ -35,6 +35,11 @@ so that its ablation is reproducible (issue #15 item 4; figures in docs/benchmar
   (:mod:`memory.retrieval.coverage`): ``block-route``'s idea read from the candidates' own
   lines, with no search (their line terms are made as the index reads a note, and kept in
   ``lines.sqlite``). On by default; not in ``recall``'s routing nor the hook's.
+- ``across``: for a question that asks across time or episodes ("how many…", "in total",
+  "which came first", "¿cuántas veces…?", :func:`memory.model.timeexpr.asks_across`),
+  ``recall`` weighs the blocks of twice as many routed notes and spreads the second half of
+  its budget across sections as ``spread`` does: the answer lies in several sessions, and
+  one session's blocks should not fill the budget (issue #34, item 6).
 - ``semantic``: ``suggest`` re-ranks its 50 best notes with an embedding model's cosine
   between the message and each note's best line (:mod:`memory.retrieval.semantic`; the
   optional extra ``notes-memory[semantic]``, on for a store with ``NOTES_SEMANTIC=1``).
@@ -51,7 +56,7 @@ from dataclasses import dataclass
 from memory.errors import ConfigError, InvalidArgument
 
 NAMES = ("spread", "fusion", "block-route", "feedback", "neighbours", "dates", "names",
-         "replies", "coverage", "semantic")
+         "replies", "coverage", "across", "semantic")
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,7 @@ class Levers:
     names: bool = False
     replies: bool = False
     coverage: bool = False
+    across: bool = False
     semantic: bool = False
 
     def on(self) -> tuple[str, ...]:

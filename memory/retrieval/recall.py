@@ -17,14 +17,20 @@ import dataclasses
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from memory.errors import InvalidArgument, NotesError
 from memory.index import ParsedQuery, SearchHit, StoredPart, parse_query
 from memory.index.words import query_words
 from memory.model.note import Block
 from memory.model.text import split_lines
-from memory.model.timeexpr import asks_when, dated_inside, find_ranges, mentions_time
+from memory.model.timeexpr import (
+    asks_across,
+    asks_when,
+    dated_inside,
+    find_ranges,
+    mentions_time,
+)
 from memory.retrieval.filling import (
     Counter,
     Group,
@@ -39,6 +45,9 @@ from memory.retrieval.levers import Levers
 from memory.retrieval.reading import Names, short_ref
 from memory.retrieval.zoom import block_ref, own_blocks
 from memory.state.store import LoadedNote
+
+if TYPE_CHECKING:
+    from memory.retrieval.dense import DenseBlock
 
 __all__ = ["Gathered", "Group", "Recalled", "Unit", "check_budget", "fill", "gather",
            "recall", "spread", "with_neighbours"]
@@ -114,12 +123,13 @@ def gather(ladder: Ladder, query: str, context: str | None = None,
     """Route, then rank the matching blocks; ``hierarchy=False`` ranks blocks by their own
     score alone (the bench's ``recall-flat`` policy, to measure what the hierarchy adds)."""
     parsed = parse_query(query, context)
+    routes = ROUTE_NOTES * (2 if ladder.levers.across and asks_across(query) else 1)
     # the notes' own BM25F weighs them (block-route left out): each block is scored itself
-    routed = ladder.suggest(query, ROUTE_NOTES, context, prior=prior, today=today,
+    routed = ladder.suggest(query, routes, context, prior=prior, today=today,
                             by_blocks=False)
     if context and _settles(ladder, parsed, routed):  # the message settles its own topic:
         parsed = parse_query(query)  # it is routed and its blocks ranked as if asked directly
-        routed = ladder.suggest(query, ROUTE_NOTES, prior=prior, today=today,
+        routed = ladder.suggest(query, routes, prior=prior, today=today,
                                 by_blocks=False)
     note_scores = _normalised({h.note: h.score for h in routed.hits}) if hierarchy else {}
     levers = ladder.levers
@@ -130,9 +140,50 @@ def gather(ladder: Ladder, query: str, context: str | None = None,
     else:
         units = _ranked_units(ladder, parsed, note_scores, today or dt.date.today(),
                               hierarchy, seen)
+    if levers.semantic:
+        units = _with_dense(ladder, query, units, note_scores, seen)
     if levers.neighbours or levers.replies:
         units = with_neighbours(ladder, units, seen)
     return Gathered(query, routed.hits[0].note if routed.hits else None, tuple(units))
+
+
+def _with_dense(ladder: Ladder, query: str, units: list[Unit], note_scores: dict[str, float],
+                seen: Seen) -> list[Unit]:
+    """The semantic lever in ``recall`` (:mod:`memory.retrieval.dense`): every block of the
+    routed notes joins the ranked blocks, and each block gains ``BLOCK_WEIGHT`` times its
+    cosine's place among them (0 to 1); a block new to the ranking starts from its note's
+    share. Blocks of notes without vectors keep their score."""
+    from memory.retrieval.dense import BLOCK_WEIGHT, shares
+
+    reader, asked = ladder.dense(), ladder.router().query_vector(query)
+    known = {u.key: u for u in units}
+    notes = list(dict.fromkeys([*note_scores, *(u.note for u in units)]))
+    candidates = []
+    for note in notes:
+        read = _loaded(ladder, note, seen)
+        if read is None:
+            continue
+        for block in reader.note_blocks(read.loaded, asked):
+            key = (note, block.section, block.number)
+            if key in known or note in note_scores:
+                candidates.append((key, block, read))
+    lifted = dict(known)
+    for (key, block, read), share in zip(candidates, shares([c[1].cosine for c in candidates]),
+                                         strict=True):
+        unit = known.get(key) or _block_unit(ladder, block, read,
+                                             NOTE_WEIGHT * note_scores.get(key[0], 0.0))
+        if unit is not None:
+            lifted[key] = dataclasses.replace(unit, score=unit.score + BLOCK_WEIGHT * share)
+    return sorted(lifted.values(), key=lambda u: -u.score)
+
+
+def _block_unit(ladder: Ladder, block: DenseBlock, read: Read, score: float) -> Unit | None:
+    section = read.loaded.note.section(block.section)
+    if section is None:
+        return None
+    text = "".join(read.lines[block.start:block.end])
+    return Unit(block.note, block.section, block.number, section.date, block.start, text,
+                ladder.count(text, remember=False), score, *read.section(block.section))
 
 
 def _settles(ladder: Ladder, parsed: ParsedQuery, routed: Suggestions) -> bool:
@@ -166,7 +217,7 @@ def _picks(ladder: Ladder, gathered: Gathered, state: Unit | None, budget: int,
     smaller = budget // 2
     base = _picks(ladder, gathered, state, smaller, count)[0] if smaller >= MIN_BUDGET else []
     units = list(gathered.units)
-    if ladder.levers.spread:
+    if ladder.levers.spread or (ladder.levers.across and asks_across(gathered.query)):
         units = spread(units, budget // 2)
     fits = state is not None and state.tokens <= STATE_SHARE * budget
     return add_to(base, state if fits else None, units, budget, count), units

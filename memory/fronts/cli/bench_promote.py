@@ -77,10 +77,14 @@ def bench_promote(bench_dir: Path, policies: str | None, limit: int | None, half
 
 
 @bench.command("promote-visible")
-@click.option("--benches", help="Comma-separated, as for `notes bench visible` (default: all).")
+@click.option("--benches", help="Comma-separated, as for `notes bench visible` (default: one "
+              "of each source: locomo, example-followups, realmem).")
 @click.option("--policies", help="Comma-separated, as for `notes bench run` (default: all).")
 @click.option("--limit", type=click.IntRange(1), help="Use only the first N questions of "
               "each bench.")
+@click.option("--bench-limit", "bench_limits", multiple=True, metavar="BENCH=N",
+              help="Use only the first N questions of this bench (repeatable; over --limit), "
+              "e.g. realmem=400.")
 @click.option("--half", type=click.Choice(["tuning", "test", "all"]), default="all",
               show_default=True, help="Run only one half of the later questions.")
 @click.option("--rules", default="overlap", show_default=True,
@@ -107,19 +111,23 @@ def bench_promote(bench_dir: Path, policies: str | None, limit: int | None, half
 @click.option("--levers", help="Retrieval levers of every run, as for `notes bench run`.")
 @json_option
 def bench_promote_visible(benches: str | None, policies: str | None, limit: int | None,
-                          half: str, rules: str, top: int, min_precision: float,
+                          bench_limits: tuple[str, ...], half: str, rules: str, top: int,
+                          min_precision: float,
                           locomo: Path | None, realmem: Path | None, work: Path | None,
                           out: Path, backend: str, levers: str | None, as_json: bool) -> None:
-    """`notes bench promote` on every visible bench (rebuilt as `notes bench visible` builds
-    them), with one summary: per bench and variant, the test half's figures."""
+    """`notes bench promote` on every visible source (its benches rebuilt as `notes bench
+    visible` builds them), with one summary: per bench and variant, the test half's figures,
+    and with several --rules the rule chosen on the tuning half."""
     import shlex
 
     _import_checkout_benchmarks("promote-visible",
                                 Path("benchmarks") / "visible" / "promote.py")
     from benchmarks.visible.promote import (
+        SOURCES,
         SUMMARY_FILES,
         PromoteVisibleOptions,
         check,
+        parse_limits,
         run_promote_visible,
         summary_markdown,
     )
@@ -129,14 +137,16 @@ def bench_promote_visible(benches: str | None, policies: str | None, limit: int 
     from memory.retrieval.levers import parse_levers
 
     try:
-        names = parse_benches(benches)
+        names = parse_benches(benches) if benches else list(SOURCES)
+        limits = parse_limits(bench_limits, names)
     except NotesError as exc:
         raise click.UsageError(str(exc)) from exc
     _require_backends([backend])
     promote = PromoteOptions(_split(policies or "") or None, limit, check_half(half),
                              tuple(_split(rules)), top, min_precision, backend,
                              parse_levers(levers))
-    options = PromoteVisibleOptions(names, out, promote, locomo, work=work, realmem=realmem)
+    options = PromoteVisibleOptions(names, out, promote, locomo, work=work, realmem=realmem,
+                                    limits=limits)
     check(options)  # the cheap checks first: a bad name leaves no folder behind
     output_folder(out, "--out")
     if work is not None:

@@ -179,3 +179,27 @@ def test_apply_all_applies_only_what_reaches_the_precision(run_cli: RunCli,
     for entry in (ROLLBACK, CANARY):
         assert run_cli("promote", "--undo", entry, notes_dir=empty_store).returncode == 0
     assert path.read_text() == before
+
+
+def test_the_nightly_report_says_what_each_proposal_would_have_answered(
+        run_cli: RunCli, empty_store: Path, tmp_path: Path) -> None:
+    write_note(empty_store, DEPLOY, "howto/deploy")
+    log_sessions(empty_store)
+    reports = tmp_path / "reports"
+    ran = run_cli("promote", "--nightly", "--report-dir", str(reports), notes_dir=empty_store)
+    assert ran.returncode == 0 and ran.stdout == "", ran.stderr
+    [written] = reports.glob("promotion-*.md")
+    text = written.read_text()
+    rollback = text[text.index(f"### howto/deploy · {ROLLBACK}"):]
+    rollback = rollback[:rollback.index("- Apply:")]
+    # the later questions that reached the entry after its first read, each named
+    assert "What it would have answered: the 3 questions that reached the entry after its " \
+           "first read" in rollback
+    for question in ASKED[ROLLBACK][1:]:
+        assert f"  - {question!r}" in rollback
+    assert ASKED[CANARY][1] not in rollback
+    cost = [line for line in rollback.splitlines() if line.startswith("- Cost: ")]
+    assert len(cost) == 1 and " tokens on every read of the state (" in cost[0]
+    data = json.loads(written.with_suffix(".json").read_text())
+    [candidate] = [c for c in data["candidates"] if c["entry"] == ROLLBACK]
+    assert candidate["later"] == ASKED[ROLLBACK][1:] and candidate["line_tokens"] > 0

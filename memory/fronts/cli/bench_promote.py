@@ -17,6 +17,7 @@ from memory.fronts.cli.bench import (
     _require_backends,
     bench,
 )
+from memory.services.promote_lines import DEFAULT_RULE
 
 
 @bench.command("promote")
@@ -28,7 +29,7 @@ from memory.fronts.cli.bench import (
 @click.option("--half", type=click.Choice(["tuning", "test", "all"]), default="all",
               show_default=True, help="Run only one half of the later questions (the "
               "tuning/test split of `notes bench run`).")
-@click.option("--rules", default="overlap", show_default=True, help="Comma-separated line "
+@click.option("--rules", default=DEFAULT_RULE, show_default=True, help="Comma-separated line "
               "rules to compare (overlap, outcome, last, terms): every candidate applied with "
               "each; the first is that of the other variants.")
 @click.option("--top", type=click.IntRange(1), default=20, show_default=True,
@@ -87,7 +88,7 @@ def bench_promote(bench_dir: Path, policies: str | None, limit: int | None, half
               "e.g. realmem=400.")
 @click.option("--half", type=click.Choice(["tuning", "test", "all"]), default="all",
               show_default=True, help="Run only one half of the later questions.")
-@click.option("--rules", default="overlap", show_default=True,
+@click.option("--rules", default=DEFAULT_RULE, show_default=True,
               help="Comma-separated line rules to compare, as for `notes bench promote`.")
 @click.option("--top", type=click.IntRange(1), default=20, show_default=True,
               help="The variant that applies only the first N candidates.")

@@ -113,15 +113,16 @@ QUESTIONS = [
 FRAGMENTS = {f"fragments@{k}" for k in (2, 5, 10, 20, 40, 80)}
 ALL = set(POLICIES)
 # the hook shows one block, and only when it wins clearly: it reaches the answer of "port"
-# and "eviction"; for "rollback" one of the two lines (an any-line hit)
+# and "eviction"; for "rollback" one of the two lines (an any-line hit); states reads no
+# history, so it misses the history line of "eviction" and "rollback"
 EXPECTED_HITS = {
     "port": ALL,
     "host": ALL - FRAGMENTS - {"hook"},
-    "eviction": ALL,
-    "rollback": ALL - {"ladder@1", "ladder-oracle", "ladder-zoom@1", "hook"},
+    "eviction": ALL - {"states"},
+    "rollback": ALL - {"ladder@1", "ladder-oracle", "ladder-zoom@1", "hook", "states"},
     "queue": ALL - {"fragments@2", "fragments@5", "hook"},
 }
-EXPECTED_ANY_LINE = {**EXPECTED_HITS, "rollback": ALL}
+EXPECTED_ANY_LINE = {**EXPECTED_HITS, "rollback": ALL}  # states: Marco's line, team/people
 
 
 @pytest.fixture
@@ -226,7 +227,9 @@ def expected_tokens(notes: Notes, folder: Path, query: str, gold: str) -> dict[s
             "hybrid": joined(5) + climb(route(paragraphs[:5])),
             "hook": count(hook_text(notes.ladder, notes.counter,
                                     notes.suggest(topic_words(query), 4),
-                                    topic_words(query), None, evidence=True))}
+                                    topic_words(query), None, evidence=True)),
+            "states": table + sum(count(render.section_text(notes.read_section(n, "state")))
+                                  for n in top)}
 
 
 def _lines(folder: Path, note: str, span: tuple[int, int]) -> str:

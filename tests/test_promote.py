@@ -15,7 +15,8 @@ import pytest
 from conftest import NOTES_BIN, RunCli, worker_processes
 from memory import Notes, load_config
 from memory.model.note import parse_note
-from memory.services.promote import apply_promotion, build_report
+from memory.services.promote import build_report
+from memory.services.promote_apply import apply_promotion
 from memory.services.promote_report import markdown
 from memory.state.usage import DAY_S
 
@@ -151,7 +152,7 @@ def test_report_on_the_example_matches_the_log(run_cli: RunCli, store_dir: Path,
     assert text.startswith("# Promotion report, ")
     assert "12 ladder calls in 3 sessions" in text and "(cli 12)" in text
     assert re.search(r"## Promotion candidates \(1\)", text)
-    assert "- Read 3 times in 3 sessions" in text
+    assert "- Read 3 times; the read ended the search in 3 sessions" in text
     assert "2026-06-22-rollback-procedure-fixed" in text
     assert "## Routing misses (1)" in text and "| infra/redis | 3 | 3 |" in text
     data = json.loads((out / files[0]).read_text())

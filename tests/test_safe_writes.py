@@ -250,10 +250,10 @@ def test_promote_apply_holds_the_lock_from_read_to_write(notes: Notes,
     promote wrote its stale copy over it."""
     import threading
 
-    from memory.services import promote
+    from memory.services import promote_apply
 
     entry = parse_note(notes.store.path_for("infra/redis").read_text()).entries[0]
-    real = promote._promoted_line
+    real = promote_apply.with_promoted
     writers: list[threading.Thread] = []
 
     def slow_line(*args: object) -> str:
@@ -270,20 +270,20 @@ def test_promote_apply_holds_the_lock_from_read_to_write(notes: Notes,
         time.sleep(1.0)  # the other writer finishes now unless promote holds the lock
         return real(*args)  # type: ignore[arg-type]
 
-    promote._promoted_line = slow_line  # type: ignore[assignment]
+    promote_apply.with_promoted = slow_line  # type: ignore[assignment]
     try:
-        promote.apply_promotion(notes, "infra/redis", entry.id, line="promoted line")
+        promote_apply.apply_promotion(notes, "infra/redis", entry.id, line="promoted line")
     finally:
-        promote._promoted_line = real
+        promote_apply.with_promoted = real
     writers[0].join(timeout=30)
     state = parse_note(notes.store.path_for("infra/redis").read_text()).state
     assert state is not None and "written meanwhile" in state.text
     figures.add("a state written by another process while promote computes", "kept (the "
-                "other writer waited for the lock)")
+                "line is inserted into the note as read again under the lock)")
 
 
 def test_promote_apply_keeps_a_state_written_between_its_read_and_write(notes: Notes) -> None:
-    from memory.services import promote
+    from memory.services import promote_apply
 
     entry = parse_note(notes.store.path_for("infra/redis").read_text()).entries[0]
     original = notes.store.replace_if_unchanged
@@ -303,7 +303,7 @@ def test_promote_apply_keeps_a_state_written_between_its_read_and_write(notes: N
         original(target, text, expected)  # type: ignore[arg-type]
 
     notes.store.replace_if_unchanged = rename_save_in_between  # type: ignore[method-assign]
-    promote.apply_promotion(notes, "infra/redis", entry.id, line="promoted line")
+    promote_apply.apply_promotion(notes, "infra/redis", entry.id, line="promoted line")
     state = parse_note(notes.store.path_for("infra/redis").read_text()).state
     assert state is not None
     assert "added by hand meanwhile" in state.text and "promoted line" in state.text

@@ -24,6 +24,8 @@ calls, or the paragraphs' text) and its token count:
   transcript's last messages (:func:`memory.services.hook.hook_text`): at most 4 note lines
   and, when one block of those notes wins clearly, that block, in at most 120 tokens;
   nothing when nothing scores well (0 tokens, a miss).
+- ``states``: ``suggest`` (4 notes; its table counts), then the state of each note shown,
+  no history: what promoting history into the state should lift most.
 - ``full``: every note whole but the question's ``exclude_notes`` (the same for every
   question of a bench without them).
 - ``dense@k`` (k as for fragments; asked for by name, with the ``semantic`` extra): the k
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from memory.bench.questions import Question, line_set
@@ -56,7 +59,7 @@ HYBRID_PARAGRAPHS = 5
 RECALL_BUDGETS = (500, 1000, 2000)
 POLICIES = ("ladder@1", "ladder@2", "ladder-oracle", "ladder-zoom@1",
             *(f"recall@{n}" for n in RECALL_BUDGETS), "recall-flat@1000",
-            *(f"fragments@{k}" for k in FRAGMENT_KS), "hybrid", "hook", "full")
+            *(f"fragments@{k}" for k in FRAGMENT_KS), "hybrid", "hook", "states", "full")
 # the dense curve: run only when named (it embeds the whole store), with the semantic extra
 DENSE_POLICIES = tuple(f"dense@{k}" for k in FRAGMENT_KS)
 
@@ -75,6 +78,18 @@ class Reading:
             return True, True
         seen: set[str] = set().union(*(line_set(t) for t in self.texts))
         inside = [line.strip() in seen for line in answer_lines]
+        return all(inside), any(inside)
+
+    def reaches(self, answer_lines: tuple[str, ...],
+                carried: Mapping[str, frozenset[str]]) -> tuple[bool, bool]:
+        """As :meth:`covers`, where an answer line also counts as read when the text holds
+        a line that ``carried`` gives for it (a promoted state line derived from it, with
+        its back-reference: :mod:`memory.bench.promotion`)."""
+        if self.everything:
+            return True, True
+        seen: set[str] = set().union(*(line_set(t) for t in self.texts))
+        inside = [line.strip() in seen or bool(carried.get(line.strip(), frozenset()) & seen)
+                  for line in answer_lines]
         return all(inside), any(inside)
 
 
@@ -130,6 +145,8 @@ class QuestionPass:
             return self.hybrid()
         if policy == "hook":
             return self.hook()
+        if policy == "states":
+            return self.states()
         if policy == "full":
             return self.full
         raise NotesError(f"unknown policy {policy!r}")
@@ -193,6 +210,18 @@ class QuestionPass:
         notes = self.reader.notes  # the hook reads the ladder itself (issue #36, item 3)
         return self._reading([hook_text(notes.ladder, notes.counter, result,
                                         prompt, self.context, evidence=True)])
+
+    def states(self) -> Reading:
+        """``suggest``'s table, then the state of every note it shows (no history)."""
+        result, table = self.suggested()
+        texts = [table]
+        for hit in result.hits:
+            try:
+                if self.reader.has_state(hit.note):
+                    texts.append(self.reader.read(hit.note, "state"))
+            except NotesError as exc:
+                texts.append(f"Error: {exc}")
+        return self._reading(texts)
 
     def dense(self) -> list[Paragraph]:
         """The store's blocks closest to the question by e5's cosine (the dense curve)."""

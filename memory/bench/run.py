@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +36,7 @@ class Outcome:
     hit: bool
     any_line: bool
     tokens: int
+    carried: bool = False  # a hit only because a promoted state line carried an answer line
 
 
 Positions = tuple[int | None, ...]  # each gold note's place in suggest's list (None: not in it)
@@ -112,12 +113,14 @@ class StoreScan:
 def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None = None,
               state_dir: Path | None = None, progress: Progress | None = None,
               backend: str = "whoosh", levers: Levers = DEFAULT,
-              vectors: Path | None = None, half: str | None = None) -> RunResult:
+              vectors: Path | None = None, half: str | None = None,
+              carried: Mapping[str, frozenset[str]] | None = None) -> RunResult:
     """Run ``policies`` (default: all) on the first ``limit`` questions of ``bench`` (of
     its ``half``, tuning or test, when given: :mod:`memory.bench.split`), over an index of
     ``backend``, with the retrieval ``levers`` given; the semantic lever's vectors are kept
     in ``vectors`` (shared by runs: a note's content is embedded once), else with the
-    index."""
+    index. ``carried`` maps an answer line to the promoted state lines that carry it (the
+    promotion bench's hit rule, :meth:`Reading.reaches`); without it the plain rule."""
     names = check_policies(list(policies or POLICIES))
     notes_dir, questions_file = bench_paths(bench)
     started = time.perf_counter()
@@ -133,7 +136,7 @@ def run_bench(bench: Path, policies: list[str] | None = None, limit: int | None 
             run = RunResult(bench, names, notes=scan.notes, store_tokens=scan.tokens,
                             limit=limit, backends=[backend], levers=levers, half=half)
             for question in _questions(questions_file, limit, half):
-                _run_question(reader, question, scan, run)
+                _run_question(reader, question, scan, run, carried)
                 if progress:
                     progress(run.read)
         finally:
@@ -238,7 +241,7 @@ def check_scopes(questions: Iterable[Question], scan: StoreScan) -> None:
 
 
 def _run_question(reader: BenchReader, question: Question, scan: StoreScan,
-                  run: RunResult) -> None:
+                  run: RunResult, carried: Mapping[str, frozenset[str]] | None = None) -> None:
     run.read += 1
     if not question.answer_lines:
         run.skipped_empty += 1
@@ -253,7 +256,10 @@ def _run_question(reader: BenchReader, question: Question, scan: StoreScan,
         reading = one.run(policy)
         if reading is not None:
             hit, any_line = reading.covers(question.answer_lines)
-            outcomes[policy] = Outcome(hit, any_line, reading.tokens)
+            plain = hit
+            if carried:
+                hit, any_line = reading.reaches(question.answer_lines, carried)
+            outcomes[policy] = Outcome(hit, any_line, reading.tokens, hit and not plain)
     run.results.append(QuestionResult(question.id, question.category or "(none)",
                                       where_answer_lives(question, scan),
                                       one.gold_positions(), outcomes))

@@ -2,21 +2,22 @@
 
 - **Promotion candidates**: history entries read in at least ``min_sessions`` distinct
   sessions within ``days`` days, not yet reflected in the state; each with its counts, the
-  questions that reached it, and a proposed state line drawn from the entry (the sentence
-  that shares most words with those questions; no LLM).
-- **Demotion candidates**: state lines that no question reaching their note has matched
-  within ``demote_days`` (notes reached by at least ``MIN_QUESTIONS_FOR_DEMOTION`` questions).
+  questions that reached it, a proposed state line drawn from the entry (a rule of
+  :mod:`memory.services.promote_lines`; no LLM), what it would have answered (the questions
+  that reached the entry after its first read), its token cost, and an estimate of its
+  precision from the log alone (:func:`precision_estimate`).
+- **Demotion candidates**: state lines that no question reaching their note has matched (a
+  word in common, stemmed as the index stems) within ``demote_days`` (notes reached by at least
+  ``MIN_QUESTIONS_FOR_DEMOTION`` questions).
 - **Routing misses**: notes that sessions read although the last suggestion did not put
   them first, with the queries that missed and what was read before.
 
-``apply_promotion`` writes a line into the state with a back-reference to the entry
-(``(history: <entry id>)``); the history stays byte-identical and a second run adds nothing.
+Applying, undoing and demoting are in :mod:`memory.services.promote_apply`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -25,15 +26,19 @@ from memory.api import Notes
 from memory.errors import InvalidArgument, NotesError
 from memory.index.words import exact_terms
 from memory.model.note import Note, Section
-from memory.retrieval.reading import resolve_section
-from memory.state.store import LoadedNote
+from memory.services.promote_lines import (
+    DEFAULT_RULE,
+    agreeing,
+    back_reference,
+    line_text,
+    proposed_line,
+    sentences,
+)
 from memory.state.usage import DAY_S, Call
 from memory.state.usage_rows import is_hashed
 
 MIN_QUESTIONS_FOR_DEMOTION = 3
-MAX_LINE_CHARS = 220
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-ZÁÉÍÓÚÑ¿¡`\"(])")
-_MARKUP = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|`{3}.*$")
+MIN_SHARED_WORDS = 2  # a question "is held" by a line holding this many of its words
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,13 @@ class Candidate:
     reads: int
     questions: tuple[str, ...]
     proposed: str
+    later: tuple[str, ...] = ()  # questions that reached the entry after its first read
+    settled: float = 0.0  # share of the sessions that read it whose read counted
+    held: float = 0.0  # share of ``later`` whose words the proposed line holds
+    agreeing: int = 0  # questions that came for the line (their best line is the one it carries)
+    line_tokens: int = 0  # what the line adds to every read of the state
+    state_reads: int = 0  # reads of the note's state in the window
+    precision: float = 0.0  # the estimate ``--min-precision`` compares (precision_estimate)
 
 
 @dataclass(frozen=True)
@@ -83,15 +95,21 @@ class PromotionReport:
     queries: str = "plain"  # how the log keeps queries now (NOTES_USAGE_QUERIES)
 
 
+COUNTS = ("settled", "all")  # which reads count toward promotion (docs/promotion.md)
+RECALL_BATCH_S = 2.0  # reads logged this soon after a recall, same session and query: its own
+
+
 @dataclass
 class _Reads:
-    sessions: set[str] = field(default_factory=set)
-    questions: list[str] = field(default_factory=list)
-    count: int = 0
+    sessions: set[str] = field(default_factory=set)  # sessions whose reads count
+    questions: list[str] = field(default_factory=list)  # the questions of those reads
+    count: int = 0  # every read
+    every: set[str] = field(default_factory=set)  # every session that read it
 
 
 def build_report(notes: Notes, days: int = 30, min_sessions: int = 3,
-                 demote_days: int = 90, now: float | None = None) -> PromotionReport:
+                 demote_days: int = 90, now: float | None = None,
+                 rule: str = DEFAULT_RULE, counting: str = "settled") -> PromotionReport:
     """Read the usage log and the notes; nothing is written (but a log found damaged is
     moved aside). Rows with bad values are skipped and counted in the report."""
     if notes.usage is None:
@@ -106,31 +124,83 @@ def build_report(notes: Notes, days: int = 30, min_sessions: int = 3,
     return PromotionReport(
         dt.datetime.fromtimestamp(now).isoformat(timespec="seconds"), days, min_sessions,
         demote_days, len(window), len({c.session for c in window}), dict(fronts),
-        tuple(_candidates(notes, window, min_sessions)),
+        tuple(_candidates(notes, window, min_sessions, rule, counting)),
         tuple(_demotions(notes, [c for c in recent if c.ts >= now - demote_days * DAY_S])),
         tuple(_routing_misses(window)), read.skipped, read.damaged, notes.usage.queries)
 
 
 # -- promotion candidates -----------------------------------------------------------------
-def _candidates(notes: Notes, calls: list[Call], min_sessions: int) -> list[Candidate]:
+def _candidates(notes: Notes, calls: list[Call], min_sessions: int,
+                rule: str = DEFAULT_RULE, counting: str = "settled") -> list[Candidate]:
     reads: dict[tuple[str, str], _Reads] = defaultdict(_Reads)
+    state_reads: dict[str, int] = defaultdict(int)
+    shown = _shown_by_recall(calls)
+    unsettled = _unsettled_reads([c for c in calls if c.id not in shown])
     for call in calls:
         if call.rung == "read_section" and call.section:
+            if call.section == "state":
+                state_reads[call.note] += 1
             seen = reads[(call.note, call.section)]
-            seen.sessions.add(call.session)
+            seen.every.add(call.session)
             seen.count += 1
+            if counting == "settled" and (call.id in shown or call.id in unsettled):
+                continue
+            seen.sessions.add(call.session)
             if call.query and call.query not in seen.questions:
                 seen.questions.append(call.query)
     found = []
     for (note_id, section_id), seen in reads.items():
         if len(seen.sessions) >= min_sessions:
-            candidate = _candidate(notes, note_id, section_id, seen)
+            candidate = _candidate(notes, note_id, section_id, seen, rule,
+                                   state_reads[note_id])
             if candidate is not None:
                 found.append(candidate)
     return sorted(found, key=lambda c: (-c.sessions, -c.reads, c.note, c.entry))
 
 
-def _candidate(notes: Notes, note_id: str, section_id: str, seen: _Reads) -> Candidate | None:
+def _shown_by_recall(calls: list[Call]) -> set[int]:
+    """The ids of the reads a ``recall`` logged for the sections it showed, but the first one
+    that is not the state: what it put first is its read, the rest came along."""
+    out: set[int] = set()
+    batch: dict[str, tuple[Call, bool]] = {}  # session -> (its recall, first section seen)
+    for call in calls:
+        if call.rung == "recall":
+            batch[call.session] = (call, False)
+            continue
+        open_ = batch.get(call.session)
+        if open_ is None:
+            continue
+        recall, first = open_
+        if call.rung != "read_section" or call.query != recall.query \
+                or call.ts - recall.ts > RECALL_BATCH_S:
+            del batch[call.session]
+            continue
+        if call.section == "state":
+            continue
+        if first:
+            out.add(call.id)
+        batch[call.session] = (recall, True)
+    return out
+
+
+def _unsettled_reads(calls: list[Call]) -> set[int]:
+    """The ids of read calls that the same session followed, for the same question, with a
+    read of another section of the same note (the first read did not settle it)."""
+    out: set[int] = set()
+    last: dict[tuple[str, str, str], Call] = {}  # (session, note, query) -> its latest read
+    for call in calls:
+        if call.rung != "read_section" or not call.section or call.section == "state":
+            continue
+        key = (call.session, call.note, call.query)
+        before = last.get(key)
+        if before is not None and before.section != call.section:
+            out.add(before.id)
+        last[key] = call
+    return out
+
+
+def _candidate(notes: Notes, note_id: str, section_id: str, seen: _Reads, rule: str,
+               state_reads: int) -> Candidate | None:
     try:
         loaded = notes.store.load(note_id)
     except NotesError:
@@ -138,12 +208,35 @@ def _candidate(notes: Notes, note_id: str, section_id: str, seen: _Reads) -> Can
     entry = loaded.note.section(section_id)
     if entry is None or entry.kind != "entry" or _in_state(loaded.note, entry):
         return None
+    terms = notes.index.stem_terms
+    line = proposed_line(entry, seen.questions, rule, terms)
+    later = tuple(seen.questions[1:])
+    settled = round(len(seen.sessions) / len(seen.every), 4)
+    held = held_share(line, later)
+    agreed = agreeing(entry, line, seen.questions, terms)
     return Candidate(note_id, entry.id, entry.title, entry.date or "", len(seen.sessions),
-                     seen.count, tuple(seen.questions), proposed_line(entry, seen.questions))
+                     seen.count, tuple(seen.questions), line, later, settled, held, agreed,
+                     notes.counter.count(line + "\n"), state_reads, precision_estimate(agreed))
 
 
-def back_reference(entry: Section) -> str:
-    return f"(history: {entry.id})"
+def held_share(line: str, questions: tuple[str, ...]) -> float:
+    """The share of the (plain) questions whose words ``line`` holds: at least
+    ``MIN_SHARED_WORDS`` of them, or all of a shorter question's (0 when none is plain)."""
+    words = set(exact_terms(line_text(line)))
+    asked = [q for q in (set(exact_terms(t)) for t in questions if t and not is_hashed(t)) if q]
+    if not asked:
+        return 0.0
+    held = sum(len(q & words) >= min(MIN_SHARED_WORDS, len(q)) for q in asked)
+    return round(held / len(asked), 4)
+
+
+def precision_estimate(agreeing: int) -> float:
+    """How likely the line is what later questions come for, from the log alone: with ``k``
+    questions that came for it, ``k / (k + 1)`` (0, 1/2, 2/3, 3/4, …). Measured on the
+    promotion bench (docs/promotion.md): the lines came true for a later question about as
+    often, and the share of later questions whose words a line holds, or the share of sessions
+    whose read of the entry ended the search, did not tell better lines from worse."""
+    return round(agreeing / (agreeing + 1), 4)
 
 
 def _in_state(note: Note, entry: Section) -> bool:
@@ -151,37 +244,10 @@ def _in_state(note: Note, entry: Section) -> bool:
     state = note.state.text if note.state else ""
     if back_reference(entry) in state:
         return True
-    key = set(exact_terms(_sentences(entry)[0] if _sentences(entry) else ""))
+    first = sentences(entry)
+    key = set(exact_terms(first[0] if first else ""))
     have = set(exact_terms(state))
     return bool(key) and len(key & have) >= 0.8 * len(key)
-
-
-def proposed_line(entry: Section, questions: list[str] | tuple[str, ...]) -> str:
-    """The entry's sentence that shares most words with the questions, as a state line."""
-    sentences = _sentences(entry) or [entry.title]
-    asked = set()
-    for question in questions:
-        if not is_hashed(question):
-            asked |= set(exact_terms(question))
-    best = max(sentences, key=lambda s: (len(set(exact_terms(s)) & asked),
-                                         -sentences.index(s)))
-    if len(best) > MAX_LINE_CHARS:
-        best = best[:MAX_LINE_CHARS].rsplit(" ", 1)[0] + "…"
-    return f"- {best} {back_reference(entry)}"
-
-
-def _sentences(entry: Section) -> list[str]:
-    body = entry.text.split("\n", 1)[1] if "\n" in entry.text else ""
-    out: list[str] = []
-    in_fence = False
-    for raw in body.splitlines():
-        if raw.lstrip().startswith(("```", "~~~")):
-            in_fence = not in_fence
-            continue
-        line = _MARKUP.sub("", raw).strip()
-        if line and not in_fence:
-            out.extend(s.strip() for s in _SENTENCE.split(line) if s.strip())
-    return out
 
 
 # -- demotion candidates ------------------------------------------------------------------
@@ -207,12 +273,13 @@ def _unmatched_lines(notes: Notes, note_id: str, asked: set[str]) -> list[Demoti
     state = loaded.note.state
     if state is None:
         return []
-    asked_terms = [set(exact_terms(q)) for q in asked]
+    stems = notes.index.stem_terms
+    asked_terms = [stems(q) for q in asked]
     out = []
     for offset, line in enumerate(state.text.splitlines()[1:], start=state.start + 2):
-        words = set(exact_terms(line))
-        if words and not line.lstrip().startswith("#") and not any(
-                len(words & q) >= min(2, len(words)) for q in asked_terms):
+        words = stems(line)
+        if words and not line.lstrip().startswith("#") and not any(words & q
+                                                                   for q in asked_terms):
             out.append(Demotion(note_id, offset, line.strip(), len(asked)))
     return out
 
@@ -255,75 +322,3 @@ def _count_miss(miss: _Misses, call: Call, suggestion: Call, read: list[str]) ->
     miss.before.extend(n for n in read if n not in miss.before)
     rank = suggestion.ranked.index(call.note) + 1 if call.note in suggestion.ranked else 0
     miss.ranks.append(str(rank) if rank else "not shown")
-
-
-# -- applying -----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Applied:
-    note: str
-    entry: str
-    line: str
-    changed: bool
-    before: str
-    after: str
-
-
-def apply_promotion(notes: Notes, note_id: str, entry_ref: str, line: str | None = None,
-                    dry_run: bool = False, days: int = 30) -> Applied:
-    """Add the entry's line to the state (once); the history is left byte-identical. The
-    note is read, changed and written under its lock, and replaced only if no editor saved
-    it meanwhile (:meth:`Notes.update_state`)."""
-    from memory.model.edit import with_state
-
-    loaded = notes.store.load(note_id)
-    entry = resolve_section(loaded, entry_ref, notes.counter)
-    if entry.kind != "entry":
-        raise InvalidArgument(f"{entry.id!r} is a {entry.kind}, not a history entry; give an "
-                              "entry id (see `notes map " + loaded.note_id + "`)")
-    questions = _questions_for(notes, loaded, entry, days)
-    seen: dict[str, Note] = {}
-
-    def promoted(note: Note) -> str:
-        seen["before"] = note
-        fresh = note.section(entry.id)
-        if fresh is None or fresh.kind != "entry":
-            raise InvalidArgument(f"entry {entry.id!r} is no longer in {loaded.note_id!r}; "
-                                  f"run `notes map {loaded.note_id}` and retry")
-        if back_reference(fresh) in (note.state.text if note.state else ""):
-            return _state_body(note)  # promoted meanwhile: nothing to add
-        return _state_body(note) + "\n" + _promoted_line(fresh, line, questions)
-
-    text = _promoted_line(entry, line, questions)
-    before = loaded.note.text
-    if back_reference(entry) in (loaded.note.state.text if loaded.note.state else ""):
-        return Applied(loaded.note_id, entry.id, text, False, before, before)
-    if dry_run:
-        return Applied(loaded.note_id, entry.id, text, True, before,
-                       with_state(loaded.note, promoted(loaded.note)))
-    notes.update_state(loaded.note_id, promoted)
-    after = notes.store.path_for(loaded.note_id).read_text(encoding="utf-8")
-    return Applied(loaded.note_id, entry.id, text, True, seen["before"].text, after)
-
-
-def _promoted_line(entry: Section, line: str | None, questions: list[str]) -> str:
-    if line is None:
-        return proposed_line(entry, questions)
-    clean = " ".join(line.split()).removeprefix("- ")
-    if not clean:
-        raise InvalidArgument("the line is empty; give the text to put in the state")
-    return f"- {clean} {back_reference(entry)}"
-
-
-def _questions_for(notes: Notes, loaded: LoadedNote, entry: Section, days: int) -> list[str]:
-    if notes.usage is None:
-        return []
-    since = time.time() - days * DAY_S
-    return [c.query for c in notes.usage.calls(since) if c.note == loaded.note_id
-            and c.section == entry.id and c.query]
-
-
-def _state_body(note: Note) -> str:
-    state = note.state
-    if state is None:
-        return ""
-    return state.text.split("\n", 1)[1].rstrip() if "\n" in state.text else ""

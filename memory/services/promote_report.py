@@ -6,7 +6,8 @@ import difflib
 from collections.abc import Sequence
 
 from memory.retrieval.answers import table
-from memory.services.promote import Applied, Candidate, PromotionReport, RoutingMiss
+from memory.services.promote import Candidate, PromotionReport, RoutingMiss
+from memory.services.promote_apply import Applied
 from memory.state.usage_rows import is_hashed
 
 
@@ -64,17 +65,32 @@ def _question(query: str) -> str:
 
 
 def _candidate(c: Candidate) -> str:
-    plain = [f"  - {q!r}" for q in c.questions if not is_hashed(q)]
-    hashed = sum(1 for q in c.questions if is_hashed(q))
-    asked = "\n".join(plain + ([f"  - (hashed) × {hashed}"] if hashed else [])) \
-        or "  - (read without a question)"
+    asked = _question_list(c.questions) or "  - (read without a question)"
+    later = _question_list(c.later) or "  - (none yet: one question reached it)"
     return (f"### {c.note} · {c.entry}\n\n"
             f"- Entry: {c.date} · {c.title}\n"
-            f"- Read {c.reads} times in {c.sessions} sessions\n"
+            f"- Read {c.reads} times; the read ended the search in {c.sessions} sessions\n"
             f"- Questions that reached it ({len(c.questions)}):\n{asked}\n"
             f"- Proposed state line:\n\n      {c.proposed}\n\n"
+            f"- What it would have answered: the {len(c.later)} question"
+            f"{'' if len(c.later) == 1 else 's'} that reached the entry after its first "
+            f"read:\n{later}\n"
+            f"- Cost: {c.line_tokens} tokens on every read of the state ({c.state_reads} "
+            f"reads of it in the window: {c.line_tokens * c.state_reads:,} tokens)\n"
+            f"- Precision estimate: {_pct(c.precision)} ({c.agreeing} of the questions came "
+            f"for this line; k questions make k/(k+1))\n"
             f"- Apply: `notes promote --apply {c.note} {c.entry}` "
             f"(or `--line TEXT`; `--dry-run` shows the diff)\n")
+
+
+def _question_list(questions: tuple[str, ...]) -> str:
+    plain = [f"  - {q!r}" for q in questions if not is_hashed(q)]
+    hashed = sum(1 for q in questions if is_hashed(q))
+    return "\n".join(plain + ([f"  - (hashed) × {hashed}"] if hashed else []))
+
+
+def _pct(share: float) -> str:
+    return f"{100 * share:.0f} %"
 
 
 def _misses(misses: tuple[RoutingMiss, ...]) -> str:
@@ -94,7 +110,30 @@ def applied(result: Applied, dry_run: bool) -> str:
     if not result.changed:
         return f"unchanged: {result.note} already holds {result.entry} in its state"
     if dry_run:
-        return "".join(difflib.unified_diff(
-            result.before.splitlines(keepends=True), result.after.splitlines(keepends=True),
-            fromfile=f"{result.note} (now)", tofile=f"{result.note} (after --apply)"))
+        return diff(result, "after --apply")
     return f"promoted {result.note}#{result.entry} into the state:\n{result.line}"
+
+
+def diff(result: Applied, after: str) -> str:
+    return "".join(difflib.unified_diff(
+        result.before.splitlines(keepends=True), result.after.splitlines(keepends=True),
+        fromfile=f"{result.note} (now)", tofile=f"{result.note} ({after})"))
+
+
+def applied_all(results: list[Applied], candidates: int, min_precision: float,
+                dry_run: bool) -> str:
+    """What ``--apply-all`` did (or, with ``--dry-run``, would do)."""
+    changed = [r for r in results if r.changed]
+    head = (f"{'would apply' if dry_run else 'applied'} {len(changed)} of {candidates} "
+            f"candidates (precision estimate ≥ {_pct(min_precision)})")
+    if dry_run:
+        return "\n".join([head, *(diff(r, "after --apply-all") for r in changed)])
+    lines = [f"- {r.note}: {r.line}" for r in changed]
+    undo = ["", "Take one back with `notes promote --undo NOTE#ENTRY`."] if changed else []
+    return "\n".join([head, *lines, *undo])
+
+
+def undone(result: Applied, dry_run: bool) -> str:
+    if dry_run:
+        return diff(result, "after --undo")
+    return f"took {result.note}#{result.entry} back out of the state:\n{result.line}"

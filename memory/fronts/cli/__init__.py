@@ -173,7 +173,14 @@ def _stdin(what: str) -> str:
 
 register_setup_commands(cli)  # init, import, status/doctor, install, uninstall
 # the other command groups register themselves on `cli` when imported
-from memory.fronts.cli import bench, maintain, nightly, read, write  # noqa: E402, F401
+from memory.fronts.cli import (  # noqa: E402, F401
+    bench,
+    bench_promote,
+    maintain,
+    nightly,
+    read,
+    write,
+)
 
 
 def main() -> None:

@@ -147,7 +147,7 @@ def _list_levers(ctx: click.Context, _param: click.Parameter, value: str | None)
 @click.option("--policies", help="Comma-separated, from: ladder@1, ladder@2, ladder-oracle, "
               "ladder-zoom@1, recall@500, recall@1000, recall@2000, recall-flat@1000, "
               "fragments@2, fragments@5, fragments@10, fragments@20, fragments@40, "
-              "fragments@80, hybrid, hook, full (default: all).")
+              "fragments@80, hybrid, hook, states, full (default: all).")
 @click.option("--limit", type=click.IntRange(1), help="Run only the first N questions.")
 @click.option("--half", type=click.Choice(["tuning", "test", "all"]), default="all",
               show_default=True, help="Run only one half of the questions (split by a hash of "

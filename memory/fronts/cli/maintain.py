@@ -27,6 +27,7 @@ from memory.fronts.cli import (
 from memory.fronts.mcp.http_guard import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S
 from memory.index import RefreshReport
 from memory.locate import EXAMPLE_STORE
+from memory.services.promote_lines import DEFAULT_RULE, RULES
 from memory.state.safe_files import make_folder, write_atomic
 
 Done = TypeVar("Done")  # what a command with a progress bar returns
@@ -289,7 +290,18 @@ def tokens(ctx: click.Context, questions: Path | None, as_json: bool) -> None:
 @click.option("--apply", "apply_", nargs=2, metavar="NOTE ENTRY",
               help="Write ENTRY's proposed line into NOTE's state (history untouched).")
 @click.option("--line", help="With --apply: the state line to write instead of the proposal.")
-@click.option("--dry-run", is_flag=True, help="With --apply: show the diff, write nothing.")
+@click.option("--apply-all", is_flag=True, help="Apply every candidate whose precision "
+              "estimate is at least --min-precision, each with its proposed line.")
+@click.option("--min-precision", type=click.FloatRange(0, 1), default=0.6, show_default=True,
+              help="With --apply-all: the precision estimate a candidate needs (k/(k+1) for k "
+              "questions that came for its line).")
+@click.option("--undo", metavar="ENTRY", help="Take a promoted line back out of the state: "
+              "ENTRY is the id in its `(history: …)` (NOTE#ENTRY when several notes hold "
+              "one); the exact bytes come back when the note was not edited since.")
+@click.option("--rule", type=click.Choice(RULES), default=DEFAULT_RULE, show_default=True,
+              help="How a line is proposed from an entry (docs/promotion.md).")
+@click.option("--dry-run", is_flag=True, help="With --apply, --apply-all or --undo: show the "
+              "diff, write nothing.")
 @click.option("--nightly", is_flag=True, help="Run as the nightly job does (`notes install "
               "nightly`): write the report into --report-dir (default: STATE/reports, made if "
               "missing), print nothing, record the run for `notes status` (STATE/nightly.json, "
@@ -298,34 +310,53 @@ def tokens(ctx: click.Context, questions: Path | None, as_json: bool) -> None:
 @click.pass_context
 def promote(ctx: click.Context, days: int, min_sessions: int, demote_days: int,
             report_dir: Path | None, apply_: tuple[str, str] | None, line: str | None,
+            apply_all: bool, min_precision: float, undo: str | None, rule: str,
             dry_run: bool, nightly: bool, as_json: bool) -> None:
     """Report which history entries deserve the state (from the usage log), state lines
-    nobody asks about, and routing misses; or --apply one promotion.
+    nobody asks about, and routing misses; or --apply one promotion, --apply-all those
+    you trust, --undo one.
 
     \b
     Example:
       notes promote --days 30 --report-dir reports
     """
     from memory.services import promote_report
-    from memory.services.promote import apply_promotion, build_report
+    from memory.services.promote import build_report
+    from memory.services.promote_apply import apply_all as apply_every
+    from memory.services.promote_apply import apply_promotion, undo_promotion
 
+    actions = [name for name, given in (("--apply", apply_), ("--apply-all", apply_all),
+                                        ("--undo", undo), ("--nightly", nightly)) if given]
+    if len(actions) > 1:
+        raise click.UsageError(f"{' and '.join(actions)} do different things; give one")
     if nightly:
-        if apply_ or line or dry_run or as_json:
+        if line or dry_run or as_json:
             raise click.UsageError("--nightly writes the report; it goes with --report-dir, "
-                                   "--days, --sessions and --demote-days only")
-        _nightly(ctx, lambda notes: build_report(notes, days, min_sessions, demote_days),
-                 report_dir)
+                                   "--days, --sessions, --demote-days and --rule only")
+        _nightly(ctx, lambda notes: build_report(notes, days, min_sessions, demote_days,
+                                                 rule=rule), report_dir)
         return
+    if line and not apply_:
+        raise click.UsageError("--line goes with --apply NOTE ENTRY")
+    if dry_run and not actions:
+        raise click.UsageError("--dry-run goes with --apply NOTE ENTRY, --apply-all or --undo")
     notes = _notes(ctx)
     if apply_:
-        result = apply_promotion(notes, apply_[0], apply_[1], line, dry_run, days)
+        result = apply_promotion(notes, apply_[0], apply_[1], line, dry_run, days, rule)
         _emit(as_json, result, lambda r: promote_report.applied(r, dry_run))
         return
-    if line or dry_run:
-        raise click.UsageError("--line and --dry-run go with --apply NOTE ENTRY")
+    if undo is not None:
+        taken = undo_promotion(notes, undo, dry_run)
+        _emit(as_json, taken, lambda r: promote_report.undone(r, dry_run))
+        return
     if report_dir is not None:
         output_folder(report_dir, "--report-dir")
-    report = build_report(notes, days, min_sessions, demote_days)
+    report = build_report(notes, days, min_sessions, demote_days, rule=rule)
+    if apply_all:
+        done = apply_every(notes, report, min_precision, dry_run)
+        _emit(as_json, done, lambda r: promote_report.applied_all(
+            r, len(report.candidates), min_precision, dry_run))
+        return
     text = promote_report.markdown(report)
     if report_dir is not None:
         _write_report(report_dir, report, text)

@@ -21,6 +21,7 @@ import click
 from memory.errors import NotesError
 from memory.fronts.cli import NotesGroup, _split, json_option, output_folder
 from memory.fronts.cli.bench import _bench_progress, _require_backends
+from memory.services.promote_lines import DEFAULT_RULE
 
 PROG = "python -m benchmarks"
 
@@ -167,3 +168,87 @@ def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work:
                     lambda line: click.echo(line, err=True))
     data = write_report(data, out)
     click.echo(targets_table(data) + f"\n\nreport in {out / FILES['markdown']}")
+
+
+@lab.command("promote-visible")
+@click.option("--benches", help="Comma-separated, as for `python -m benchmarks visible` "
+              "(default: one of each source: locomo, example-followups, realmem).")
+@click.option("--policies", help="Comma-separated, as for `notes bench run` (default: all).")
+@click.option("--limit", type=click.IntRange(1), help="Use only the first N questions of "
+              "each bench.")
+@click.option("--bench-limit", "bench_limits", multiple=True, metavar="BENCH=N",
+              help="Use only the first N questions of this bench (repeatable; over --limit), "
+              "e.g. realmem=400.")
+@click.option("--half", type=click.Choice(["tuning", "test", "all"]), default="all",
+              show_default=True, help="Run only one half of the later questions.")
+@click.option("--rules", default=DEFAULT_RULE, show_default=True,
+              help="Comma-separated line rules to compare, as for `notes bench promote`.")
+@click.option("--top", type=click.IntRange(1), default=20, show_default=True,
+              help="The variant that applies only the first N candidates.")
+@click.option("--min-precision", type=click.FloatRange(0, 1), default=0.6, show_default=True,
+              help="The variant that applies the candidates whose precision estimate is at "
+              "least this.")
+@click.option("--locomo", type=click.Path(dir_okay=False, path_type=Path),
+              envvar="NOTES_BENCH_LOCOMO", show_envvar=True, help="LoCoMo's locomo10.json, "
+              "as for `python -m benchmarks visible`.")
+@click.option("--realmem", type=click.Path(file_okay=False, path_type=Path),
+              envvar="NOTES_BENCH_REALMEM", show_envvar=True, help="RealMem's dataset folder, "
+              "as for `python -m benchmarks visible`.")
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path),
+              help="Build the benches and keep the scratch copies here (default: a temporary "
+              "folder, removed at the end).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("promotion-visible"), show_default=True,
+              help="Where to write each bench's report (OUT/BENCH/) and summary.md|json.")
+@click.option("--backend", default="whoosh", show_default=True,
+              help="The index backend (whoosh, tantivy).")
+@click.option("--levers", help="Retrieval levers of every run, as for `notes bench run`.")
+@json_option
+def bench_promote_visible(benches: str | None, policies: str | None, limit: int | None,
+                          bench_limits: tuple[str, ...], half: str, rules: str, top: int,
+                          min_precision: float,
+                          locomo: Path | None, realmem: Path | None, work: Path | None,
+                          out: Path, backend: str, levers: str | None, as_json: bool) -> None:
+    """`notes bench promote` on every visible source (its benches rebuilt as `notes bench
+    visible` builds them), with one summary: per bench and variant, the test half's figures,
+    and with several --rules the rule chosen on the tuning half.
+
+    \b
+    Example:
+      python -m benchmarks promote-visible --backend tantivy --bench-limit realmem=200
+    """
+    from benchmarks.visible.promote import (
+        SOURCES,
+        SUMMARY_FILES,
+        PromoteVisibleOptions,
+        check,
+        parse_limits,
+        run_promote_visible,
+        summary_markdown,
+    )
+    from benchmarks.visible.run import parse_benches
+    from memory.bench.promotion_run import PromoteOptions
+    from memory.bench.split import check_half
+    from memory.retrieval.levers import parse_levers
+
+    try:
+        names = parse_benches(benches) if benches else list(SOURCES)
+        limits = parse_limits(bench_limits, names)
+    except NotesError as exc:
+        raise click.UsageError(str(exc)) from exc
+    _require_backends([backend])
+    promote = PromoteOptions(_split(policies or "") or None, limit, check_half(half),
+                             tuple(_split(rules)), top, min_precision, backend,
+                             parse_levers(levers))
+    options = PromoteVisibleOptions(names, out, promote, locomo, work=work, realmem=realmem,
+                                    limits=limits)
+    check(options)  # the cheap checks first: a bad name leaves no folder behind
+    output_folder(out, "--out")
+    if work is not None:
+        output_folder(work, "--work")
+    summary = run_promote_visible(options, _command_line(),
+                                  lambda line: click.echo(line, err=True), _bench_progress())
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        return
+    click.echo(summary_markdown(summary) + f"\nsummary in {out / SUMMARY_FILES['markdown']}")

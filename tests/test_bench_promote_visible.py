@@ -19,9 +19,15 @@ from test_bench_locomo_sessions import SAMPLES
 from test_bench_realmem import ana, bo
 
 from benchmarks.visible.promote import SOURCES, lift, parse_limits, rule_choice
+from conftest import run_lab
 from memory.errors import InvalidArgument
 
 NOTES_BIN = Path(sys.executable).parent / "notes"
+
+
+def lab(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m benchmarks ARGS``: what measures the project, run from the checkout."""
+    return run_lab(args, {**os.environ, **(env or {})}, timeout=600)
 
 
 def notes(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -44,7 +50,7 @@ def sources(tmp_path: Path) -> tuple[Path, Path]:
 def test_one_command_runs_every_visible_source(tmp_path: Path) -> None:
     locomo, realmem = sources(tmp_path)
     out, work = tmp_path / "out", tmp_path / "work"
-    ran = notes("bench", "promote-visible", "--locomo", str(locomo), "--work", str(work),
+    ran = lab("promote-visible", "--locomo", str(locomo), "--work", str(work),
                 "--out", str(out), "--policies", "ladder@1,states,fragments@2,fragments@5",
                 "--rules", "overlap,last", "--limit", "12", "--bench-limit", "realmem=2",
                 env={"NOTES_BENCH_REALMEM": str(realmem)})
@@ -75,7 +81,7 @@ def test_one_command_runs_every_visible_source(tmp_path: Path) -> None:
 
 def test_a_bad_bench_limit_is_a_usage_error(tmp_path: Path) -> None:
     for value in ("realmem", "realmem=0", "nope=3", "realmem=x"):
-        ran = notes("bench", "promote-visible", "--bench-limit", value,
+        ran = lab("promote-visible", "--bench-limit", value,
                     "--out", str(tmp_path / "out"))
         assert ran.returncode == 2, (value, ran.stderr)
         assert f"--bench-limit {value}: give BENCH=N once per bench" in ran.stderr

@@ -1,5 +1,5 @@
-"""`notes bench promote` and `notes bench promote-visible`: one promotion cycle replayed on a
-bench, measured (docs/promotion.md)."""
+"""`notes bench promote`: one promotion cycle replayed on a bench, measured
+(docs/promotion.md; on every visible source: `python -m benchmarks promote-visible`)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,12 @@ def bench_promote(bench_dir: Path, policies: str | None, limit: int | None, half
                   backend: str, levers: str | None, as_json: bool) -> None:
     """One promotion cycle, replayed: the earlier half of the questions asked through the
     ladder on a copy of the notes (usage log on), the promoter's proposals applied, then every
-    policy on the later half before and after. The bench is only read."""
+    policy on the later half before and after. The bench is only read.
+
+    \b
+    Example:
+      notes bench promote my-bench --backend tantivy --rules overlap,outcome
+    """
     import shlex
 
     from memory.bench.promotion_report import FILES, variants_table, write

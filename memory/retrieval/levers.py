@@ -9,12 +9,11 @@ levers whose stage says ``default``; a store's ``NOTES_LEVERS`` and the bench's 
 (both read by :func:`parse_levers`) switch them: ``none``, ``all``, ``default``, names
 (only those on) or ``+name``/``-name`` (the default with or without it).
 
-On by default: each helped every visible bench or cost none more than a point
-(docs/benchmarks.md, "Routing levers: ablations"; coverage: its "Seventh round", on once
-its line terms were made at index time and its warm p95 met default's); block-route helps
-routing on them too, but its two store-wide searches make suggest about 8 times slower
-(``NOTES_LEVERS=+block-route`` turns it on), and semantic needs the optional model
-(``NOTES_SEMANTIC`` turns it on).
+On by default: ``replies`` alone, the one lever the audit of 2026-12-05 found earned on
+every source under issue #34's rule (docs/benchmarks.md, "The lever audit"); neighbours,
+dates, names and coverage lifted one source at most and are off; block-route's two store-wide
+searches make suggest about 8 times slower (``NOTES_LEVERS=+block-route`` turns it on), and
+semantic needs the optional model (``NOTES_SEMANTIC`` turns it on).
 """
 
 from __future__ import annotations

@@ -58,7 +58,6 @@ class Scratch:
             except OSError:
                 pass
         if not self.pytest_root_existed and passed:  # pytest's, when it was made for this run
-            (self.pytest_root / f"pytest-of-{getpass.getuser()}").unlink(missing_ok=True)
             for link in self.pytest_root.glob("pytest-current"):
                 link.unlink(missing_ok=True)
             try:

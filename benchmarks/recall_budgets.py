@@ -27,24 +27,11 @@ from memory.bench.policies import QuestionPass, Reading, question_day
 from memory.bench.questions import bench_paths, line_set, read_questions
 from memory.bench.reader import BenchReader, bench_config
 from memory.fronts import render
+from memory.retrieval.filling import shown_blocks
 
 BUDGETS = (250, 500, 1000, 2000)
 LIMIT = 0.15
-Block = tuple[str, str, int]
 
-
-def shown_blocks(result: Any) -> set[Block]:
-    """(note, section, block) of every block shown; block 0 for a whole section."""
-    found: set[Block] = set()
-    for group in result.groups:
-        section, _, runs = group.ref.partition(":")
-        if not runs:
-            found.add((group.note, section, 0))
-        for run in filter(None, runs.split(",")):
-            first, _, last = run.removeprefix("b").partition("-")
-            found.update((group.note, section, n)
-                         for n in range(int(first), int(last or first) + 1))
-    return found
 
 
 def note_text(result: Any) -> str:
@@ -100,10 +87,10 @@ def main(bench: Path, limit: int | None) -> None:
                     tallies[budget].add(tokens, max(0, tokens - reader.count(
                         note_text(result))), hits[budget])
             for budget in BUDGETS[:-1]:
-                large = shown_blocks(results[2 * budget])
+                large = shown_blocks(results[2 * budget].groups)
                 whole = {(n, s) for n, s, b in large if b == 0}
                 kept_out[budget] += any(b not in large and b[:2] not in whole
-                                        for b in shown_blocks(results[budget]))
+                                        for b in shown_blocks(results[budget].groups))
                 hit_lost[budget] += hits[budget] and not hits[2 * budget]
             for note, section in ladder_reads(reader, question):
                 if (note, section) not in read:

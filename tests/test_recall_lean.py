@@ -23,35 +23,22 @@ from memory.bench.questions import Question, read_questions
 from memory.bench.reader import BenchReader, bench_config
 from memory.fronts import render
 from memory.model.timeexpr import day_of
+from memory.retrieval.filling import Block, shown_blocks
 from memory.retrieval.ladder import Ladder
 from memory.retrieval.recall import Gathered, Recalled, Unit
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLLOWUPS = ROOT / "benchmarks" / "followups" / "questions.jsonl"
 DOUBLED = (250, 500, 1000)
-Block = tuple[str, str, int]
 _LABEL = re.compile(r"^\[(?P<note>[^#\]]*)#(?P<ref>[^\] ]+)(?: (?P<day>[\d-]+))?\]$")
 
-
-def shown_blocks(result: Recalled) -> set[Block]:
-    """(note, section, block) of every block shown; block 0 for a whole section."""
-    found: set[Block] = set()
-    for group in result.groups:
-        section, _, runs = group.ref.partition(":")
-        if not runs:
-            found.add((group.note, section, 0))
-        for run in filter(None, runs.split(",")):
-            first, _, last = run.removeprefix("b").partition("-")
-            found.update((group.note, section, n)
-                         for n in range(int(first), int(last or first) + 1))
-    return found
 
 
 def not_kept(small: Recalled, large: Recalled) -> set[Block]:
     """Blocks ``small`` shows that ``large`` shows neither alone nor inside a whole section."""
-    kept = shown_blocks(large)
+    kept = shown_blocks(large.groups)
     whole = {(note, section) for note, section, block in kept if block == 0}
-    return {b for b in shown_blocks(small) if b not in kept and b[:2] not in whole}
+    return {b for b in shown_blocks(small.groups) if b not in kept and b[:2] not in whole}
 
 
 def monotonicity_breaks(ladder: Ladder, questions: Iterator[Question]) -> tuple[int, list[str]]:

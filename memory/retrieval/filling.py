@@ -189,3 +189,21 @@ def block_runs(section: str, blocks: list[int]) -> list[BlockRange]:
         else:
             runs.append(BlockRange(section, number, number))
     return runs
+
+
+Block = tuple[str, str, int]  # (note, section, block number); 0: the whole section
+
+
+def shown_blocks(groups: Sequence[Group]) -> set[Block]:
+    """Every block an answer's groups show, read back from their refs (``section:b2,b4-6``);
+    block 0 for a whole section (the monotonicity checks compare two budgets' answers)."""
+    found: set[Block] = set()
+    for group in groups:
+        section, _, runs = group.ref.partition(":")
+        if not runs:
+            found.add((group.note, section, 0))
+        for run in filter(None, runs.split(",")):
+            first, _, last = run.removeprefix("b").partition("-")
+            found.update((group.note, section, n)
+                         for n in range(int(first), int(last or first) + 1))
+    return found

@@ -7,9 +7,12 @@ it changes); and the Claude Code memory folders imported, so that a file Claude 
 there comes in too. ``<state>/imports/<sha256>.md`` keeps the bytes of each version imported
 last, which the next import compares with (what changed at the source since).
 
-The record is a cache of provenance, not the notes: a record lost or unreadable is rebuilt
-by the next import (a merge with no previous version compares with the note itself), and a
-record written by two processes at once keeps the last (merging is idempotent).
+The record is the only provenance (notes carry none; those older imports left with
+``imported_from``/``imported_sha256``/``imported_on`` move them here on their next import or
+sync). A record lost or unreadable is rebuilt by the next import as far as the notes tell:
+an unchanged source whose note is at the id it would get and holds every line of it is found
+again; a merge with no previous version compares with the note itself. A record written by
+two processes at once keeps the last (merging is idempotent).
 """
 
 from __future__ import annotations

@@ -168,8 +168,9 @@ def test_an_old_style_note_changed_at_the_source_is_merged_by_the_hook_and_loses
     assert {i["action"] for i in json.loads(again.stdout)["items"]} == {"unchanged"}
 
 
-def test_a_lost_record_does_not_duplicate_an_unchanged_source(
-        imported: tuple[Path, Path, Path]) -> None:
+def test_a_lost_record_duplicates_no_source(imported: tuple[Path, Path, Path]) -> None:
+    """The record is the only provenance now: lost, the notes at the ids their sources get
+    and the versions kept in the state folder find the notes again, changed or not."""
     store, project, memory = imported
     clean = imported_texts(store)
     (store / ".notes" / "imports.json").unlink()
@@ -177,7 +178,18 @@ def test_a_lost_record_does_not_duplicate_an_unchanged_source(
     assert again.returncode == 0, again.stderr
     assert {i["action"] for i in json.loads(again.stdout)["items"]} == {"unchanged"}
     assert imported_texts(store) == clean
-    assert not (store / f"{NOTE}-2.md").exists()
+
+    (store / ".notes" / "imports.json").unlink()
+    (memory / "release.md").write_text(CHANGED)
+    changed = notes("import", "--claude", "--json", cwd=project, store=store)
+    actions = {i["note"]: i["action"] for i in json.loads(changed.stdout)["items"]}
+    assert actions[NOTE] == "updated" and "created" not in actions.values(), actions
+    merged = parse_note((store / f"{NOTE}.md").read_text())
+    assert [sum(f"{n} shipped" in e.text for e in merged.entries) for n in ("4.2", "4.3")] \
+        == [1, 1]  # the new line once, the old one not twice
+    assert "State before import" not in merged.text  # compared with the version kept
+    assert sorted(p.name for p in (store / "claude/shop/memory").iterdir()) == [
+        "MEMORY.md", "release.md"]
 
 
 def test_kept_source_headings_are_neither_read_nor_recalled(

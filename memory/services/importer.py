@@ -27,7 +27,7 @@ from memory.errors import InvalidArgument, InvalidNoteId, NotesError
 from memory.model.compose import Composed, compose_note, keeps_every_line
 from memory.model.text import slugify
 from memory.project import find_project
-from memory.state.imports import Folder, Imported, ImportRecord, keep_version
+from memory.state.imports import Folder, Imported, ImportRecord, keep_version, kept_versions
 from memory.state.store import Store, validate_note_id
 
 CLAUDE_FILES = ("CLAUDE.md", "CLAUDE.local.md")
@@ -341,16 +341,20 @@ def _imported(store: Store, record: ImportRecord, taken: set[str], scan: bool = 
 def _unrecorded(config: Config, source: Source, raw: bytes, digest: str,
                 by_path: dict[str, Earlier], taken: set[str]) -> Earlier | None:
     """A source no record names (the record lost) whose note is where it would go and
-    holds every line of it: that note, as imported with this content (never a copy)."""
+    holds every line of it, or of a version imported before (kept in the state folder):
+    that note, as imported with that version (merged into, never copied)."""
     if source.note_id not in taken or any(e[0] == source.note_id for e in by_path.values()):
         return None
     try:
         note = Store(config).load(source.note_id).note
     except (OSError, NotesError):
         return None
-    if not keeps_every_line(raw.decode("utf-8"), note.text):
-        return None
-    return source.note_id, digest, ""
+    if keeps_every_line(raw.decode("utf-8"), note.text):
+        return source.note_id, digest, ""
+    for was, text in kept_versions(config.state_dir):
+        if keeps_every_line(text, note.text):
+            return source.note_id, was, ""
+    return None
 
 
 def _free_id(wanted: str, taken: set[str]) -> str:

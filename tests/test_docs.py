@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +39,26 @@ def test_readme_opens_with_the_two_commands() -> None:
     assert block[1] == ".venv/bin/python -m pytest"
     ci = (ROOT / ".ci" / "run").read_text()
     assert block[0] in ci and block[1] in ci
+
+
+def _steps(block: str) -> list[str]:
+    """The commands of a bash block: each line without its comment, split at ``&&``."""
+    return [step.strip() for line in block.splitlines()
+            for step in line.split("#")[0].split("&&") if step.strip()]
+
+
+def test_readme_gives_the_path_install_md_runs() -> None:
+    """Issue #35: the README's own-store block is docs/install.md's path (which
+    tests/test_new_user_projects.py runs), and says how many commands it takes after pipx."""
+    own = (ROOT / "README.md").read_text().split("## Your own memory")[1]
+    block = own.split("```bash\n")[1].split("```")[0]
+    said = re.search(r"pipx and (\w+) commands", " ".join(own.split()))
+    numbers = {"three": 3, "four": 4, "five": 5, "six": 6}
+    assert said is not None and numbers[said[1]] == len(block.splitlines()) - 1
+    path = (ROOT / "docs" / "install.md").read_text().split(
+        "## A new user, from nothing")[1].split("```bash\n")[1].split("```")[0]
+    for step in _steps(block):
+        assert step.startswith("cd ") or step in _steps(path), step
 
 
 def test_bench_run_lists_every_policy() -> None:

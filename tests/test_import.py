@@ -111,17 +111,14 @@ def snapshot(paths: list[Path]) -> dict[Path, tuple[bytes, int]]:
 
 
 def imported_notes(store: Path) -> dict[str, tuple[str, str]]:
-    """source path -> (note id, note text) for every imported note in the store."""
-    found = {}
-    for path in store.rglob("*.md"):
-        if ".notes" in path.relative_to(store).parts:
-            continue
-        text = path.read_bytes().decode("utf-8")
-        meta = parse_note(text).meta
-        if "imported_from" in meta:
-            found[meta["imported_from"]] = (path.relative_to(store).with_suffix("")
-                                            .as_posix(), text)
-    return found
+    """source path -> (note id, note text) for every imported note in the store, as the
+    record in the state folder names them (docs/import.md, provenance)."""
+    try:
+        sources = json.loads((store / ".notes" / "imports.json").read_text())["sources"]
+    except FileNotFoundError:
+        return {}
+    return {path: (s["note"], (store / f"{s['note']}.md").read_bytes().decode("utf-8"))
+            for path, s in sources.items()}
 
 
 def test_claude_code_memory_comes_in_byte_exact_and_once(
@@ -147,9 +144,10 @@ def test_claude_code_memory_comes_in_byte_exact_and_once(
         note_id, text = found[str(source)]
         raw = source.read_bytes()
         assert keeps_every_line(raw.decode(), text), note_id
-        meta = parse_note(text).meta
-        assert meta["imported_sha256"] == __import__("hashlib").sha256(raw).hexdigest()
-        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(meta["imported_on"]))
+        kept = json.loads((store / ".notes" / "imports.json").read_text())["sources"]
+        assert kept[str(source)]["sha256"] == __import__("hashlib").sha256(raw).hexdigest()
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(kept[str(source)]["on"]))
+        assert "imported_from" not in parse_note(text).meta  # kept in the state folder
         assert not [p for p in parse_note(text).problems if p.severity == "error"], note_id
     slug = "claude/shop-app"
     assert found[str(sources[0])][0] == f"{slug}/memory/MEMORY"

@@ -1,7 +1,8 @@
 """The new user's path of docs/install.md with two projects, in a scratch HOME, through the
 real CLI and the hook command Claude Code's settings name: import both projects' Claude Code
 memory into the default store, wire both, ask in each (no note of the other project in any
-answer), then Claude Code edits a memory file and the next hook due sees the change."""
+answer), then Claude Code edits a memory file and the next hook due sees the change; the
+nightly report installed then uninstalled leaves the user's crontab as it was."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import os
 import subprocess
 import time
 from pathlib import Path
+
+from test_nightly import FAKE_CRONTAB, FAKE_SYSTEMCTL, USER_CRONTAB
 
 from conftest import NOTES_BIN
 from memory.services.importer import claude_project_slug
@@ -94,3 +97,27 @@ def test_two_projects_from_nothing(tmp_path: Path) -> None:
     assert "Frankfurt" in run("notes", "read", "claude/shop/memory/deploys", cwd=shop).stdout
     assert "Frankfurt" not in hook(blog, "which cluster do canary deploys go to, Frankfurt?")
     run("notes", "check", cwd=shop)
+
+    # the nightly report, on a machine without systemd: a line in the user's crontab
+    schedulers = stand_in_schedulers(tmp_path)
+    table = tmp_path / "crontab.txt"
+    run("notes", "install", "nightly", cwd=shop, env=schedulers)
+    installed = table.read_text()
+    assert installed.startswith(USER_CRONTAB) and installed.count("promote --nightly") == 1
+    assert str(store) in installed  # the default store the path made, by its path
+    run("notes", "uninstall", "nightly", cwd=shop, env=schedulers)
+    assert table.read_text() == USER_CRONTAB  # as it was
+
+
+def stand_in_schedulers(root: Path) -> dict[str, str]:
+    """A `crontab` keeping the table in ``root/crontab.txt`` (the user's lines in it), and a
+    `systemctl` saying systemd does not run the user session (tests/test_nightly.py)."""
+    tools = root / "tools"
+    tools.mkdir()
+    (root / "crontab.txt").write_text(USER_CRONTAB)
+    crontab, systemctl = tools / "crontab", tools / "systemctl"
+    crontab.write_text(FAKE_CRONTAB.format(table=root / "crontab.txt"))
+    systemctl.write_text(FAKE_SYSTEMCTL.format(calls=root / "systemctl.calls", state="offline"))
+    crontab.chmod(0o755)
+    systemctl.chmod(0o755)
+    return {"NOTES_CRONTAB": str(crontab), "NOTES_SYSTEMCTL": str(systemctl)}

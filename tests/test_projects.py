@@ -195,6 +195,9 @@ async def test_the_mcp_server_serves_the_project_it_is_started_in(
             assert "shop/payments" in wide.content[0].text  # type: ignore[union-attr]
             recalled = await session.call_tool("recall", query)
             assert "shop/payments" not in recalled.content[0].text  # type: ignore[union-attr]
+            widened = await session.call_tool("recall", {**query, "all_projects": True})
+            assert not widened.is_error, widened.content
+            assert "shop/payments" in widened.content[0].text  # type: ignore[union-attr]
             made = await session.call_tool("create_note", {"note": "blog/theme",
                                                            "title": "Theme"})
             assert not made.is_error

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from memory.index.words import base_forms
+from memory.model.text import without_kept_headings
 from memory.project import note_project
 from memory.state.store import LoadedNote
 from memory.state.tokens import TokenCounter
@@ -21,7 +22,8 @@ from memory.state.tokens import TokenCounter
 if TYPE_CHECKING:
     from memory.model.note import Note, Section
 
-SCHEMA_VERSION = 8  # 8: a note's project (front matter ``project:``) is stored;
+SCHEMA_VERSION = 9  # 9: the comments keeping imported headings are neither text nor blocks;
+# 8: a note's project (front matter ``project:``) is stored;
 # 7: an H1 below the first H2 starts a section (an H1 History is the
 # history), a setext heading is two lines; 6: a note without a state indexes its top part
 
@@ -61,7 +63,9 @@ def note_documents(
 def section_tokens(note: Note, counter: TokenCounter) -> dict[str, int]:
     """Each section's tokens, and the whole note's under ``""``. A section that is its own
     lines then its child sections, and the note (its top-level sections), are counted from
-    their parts (:meth:`TokenCounter.count_parts`, exact): each line is encoded once."""
+    their parts (:meth:`TokenCounter.count_parts`, exact): each line is encoded once. A
+    section costs what reading it shows (without the comments keeping imported headings);
+    the note, its whole text."""
     children: dict[str | None, list[Section]] = {}
     for section in note.sections:
         children.setdefault(section.parent, []).append(section)
@@ -72,7 +76,7 @@ def section_tokens(note: Note, counter: TokenCounter) -> dict[str, int]:
         if below and section.text.endswith(below):
             parts = [section.text[:len(section.text) - len(below)],
                      *(c.text for c in children[section.id])]
-        tokens[section.id] = counter.count_parts(parts)
+        tokens[section.id] = counter.count_parts([without_kept_headings(p) for p in parts])
     top = [s.text for s in children.get(None, ())]
     tokens[""] = counter.count_parts(top if "".join(top) == note.text else [note.text])
     return tokens
@@ -84,7 +88,8 @@ def _note_document(loaded: LoadedNote, mtime_ns: int, size: int,
     state = note.lead  # plain Markdown: its top part stands in for the state
     keywords = " ".join([*note.tags, *note.aliases, loaded.note_id.replace("/", " ")])
     end = len(note.text) if note.bounded_at is None else _offset(note.text, note.bounded_at)
-    body = note.text[_offset(note.text, note.body_start):end] if loaded.indexable else ""
+    body = without_kept_headings(note.text[_offset(note.text, note.body_start):end]) \
+        if loaded.indexable else ""
     return {
         "id": loaded.note_id, "note_id": loaded.note_id, "kind": "note", "section": "",
         "title": note.title, "keywords": keywords, "state": state.text if state else "",
@@ -102,8 +107,9 @@ def _indexed_text(section: Section, bounded_at: int | None) -> str:
     (note.MAX_SECTIONS, MAX_BLOCKS): the rest of a hostile note is read, never indexed, so
     its cost stays bounded (Whoosh pays for every distinct word of every field)."""
     if bounded_at is None or section.end <= bounded_at:
-        return section.text
-    return section.text[:_offset(section.text, max(0, bounded_at - section.start))]
+        return without_kept_headings(section.text)
+    return without_kept_headings(
+        section.text[:_offset(section.text, max(0, bounded_at - section.start))])
 
 
 def _section_document(note_id: str, section: Section, tokens: int,

@@ -1,14 +1,15 @@
 """A Markdown file as a note in our format, every line of it kept (docs/import.md).
 
-Pure text, no I/O. The source's front matter is kept and our keys (``title``,
-``imported_from``, ``imported_sha256``, ``imported_on``) are added to it; its text becomes the
-state; history entries come from what is dated: H2 or H3 sections and top-level list items
-whose heading or first words are an ISO date, oldest first. A file already in our format
-keeps its layout. Where a source heading would break our sections (a dated H2, a second
-``## History``, an undated H3 inside the history) our own heading takes its place and the
-source's heading line is kept verbatim inside an HTML comment just below it. The result is
-checked: it parses without errors and every source line appears in it unchanged; otherwise the
-whole source goes verbatim into a fenced block in the state.
+Pure text, no I/O. The source's front matter is kept and our keys (``title`` when it has
+none, ``project``) are added to it; its text becomes the state; history entries come from
+what is dated: H2 or H3 sections and top-level list items whose heading or first words are
+an ISO date, oldest first. A file already in our format keeps its layout. Where a source
+heading would break our sections (a dated H2, a second ``## History``, an undated H3 inside
+the history) our own heading takes its place and the source's heading line is kept verbatim
+inside an HTML comment just below it, which is neither a block nor read
+(:func:`memory.model.text.without_kept_headings`). The result is checked: it parses without
+errors and every source line appears in it unchanged; otherwise the whole source goes
+verbatim into a fenced block in the state.
 """
 
 from __future__ import annotations
@@ -24,14 +25,16 @@ from markdown_it import MarkdownIt
 
 from memory.config import DEFAULT_HISTORY_HEADINGS, DEFAULT_STATE_HEADINGS
 from memory.model.note import ENTRY_HEADING, parse_note
-from memory.model.text import fold, split_lines
+from memory.model.text import KEPT_HEADING, fold, split_lines
 
+# Written by imports before their provenance moved to the state folder: a source whose front
+# matter holds them is fenced, so that they are never read as the provenance of its note.
 OUR_KEYS = ("imported_from", "imported_sha256", "imported_on")
 _MD = MarkdownIt("commonmark").enable("table").disable("inline")
 _FM_LINE = re.compile(r"^-{3,}[ \t]*$")
 _DATED = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])?\s*[\[*_`(]*\s*(?P<date>\d{4}-\d{2}-\d{2})"
                     r"(?:[ T](?P<time>\d{2}:\d{2}))?[\]*_`)]*\s*(?:[:·•\-—–|,]\s*)?(?P<rest>.*)$")
-_WRAP_OPEN = "<!-- imported heading, kept as it was:"
+_WRAP_OPEN = KEPT_HEADING
 _WRAP_CLOSE = "-->"
 _TITLE_CHARS = 60
 _STATES = {fold(n) for n in DEFAULT_STATE_HEADINGS}
@@ -72,7 +75,8 @@ class _Body:
 
 
 def compose_note(source: str, fallback_title: str, imported: dict[str, str]) -> Composed:
-    """``source`` (UTF-8 text) as a note; ``imported`` holds our keys' values."""
+    """``source`` (UTF-8 text) as a note; ``imported`` holds the keys to add (``project``);
+    ``title`` is added when the source has none."""
     text = source.removeprefix("\ufeff")
     nl = "\r\n" if "\r\n" in text else ("\r" if "\r" in text and "\n" not in text else "\n")
     lines = split_lines(text)
@@ -306,6 +310,8 @@ def _front_matter(meta: dict[str, Any] | None, fm_lines: list[str], title: str,
         return None
     if "title" not in meta:
         ours = {"title": title, **ours}
+    if not ours:
+        return "".join(fm_lines)  # a title of its own and no project: as it is
     added = yaml.safe_dump(ours, allow_unicode=True, sort_keys=False, width=1000)
     added = added.replace("\n", nl)
     if not fm_lines:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memory.config import DEFAULT_HISTORY_HEADINGS, DEFAULT_STATE_HEADINGS
 from memory.model.front_matter import Problem, front_matter
-from memory.model.text import fold, slugify, split_lines
+from memory.model.text import KEPT_HEADING, fold, slugify, split_lines, without_kept_headings
 
 if TYPE_CHECKING:  # imported when a note is first parsed, not by the index's readers
     from markdown_it import MarkdownIt
@@ -91,6 +91,12 @@ class Section:
     def body(self) -> str:
         """The section's text after its heading's lines."""
         return "".join(split_lines(self.text)[self.heading_lines:])
+
+    @property
+    def shown(self) -> str:
+        """The section's text as it is read and counted: without the comments that keep
+        imported headings as they were (:func:`memory.model.text.without_kept_headings`)."""
+        return without_kept_headings(self.text)
 
 
 @dataclass(frozen=True)
@@ -224,7 +230,7 @@ def _scan_body(lines: list[str], body_start: int, stop: int, nested: list[_Headi
                 headings.append(_Heading(int(tok.tag[1]), start, title, end - start))
             elif tok.level > 0:
                 nested.append(_Heading(int(tok.tag[1]), start, title, end - start))
-        elif _is_block(tok.type, tok.level, tok.nesting):
+        elif _is_block(tok.type, tok.level, tok.nesting) and not _kept_heading(tok, lines[start]):
             while end > start + 1 and not lines[end - 1].strip():
                 end -= 1
             blocks.append(Block(start, end, "".join(lines[start:end])))
@@ -290,6 +296,12 @@ def _structure_cut(headings: list[_Heading], blocks: list[Block], cut_lines: boo
                                   "indexed; "
                                   "split it into smaller notes"))
     return line
+
+
+def _kept_heading(tok: Any, first: str) -> bool:
+    """The comment that keeps an imported heading as it was: not a block (never indexed,
+    recalled or numbered; :func:`memory.model.text.without_kept_headings`)."""
+    return tok.type == "html_block" and first.rstrip("\r\n") == KEPT_HEADING
 
 
 def _is_block(kind: str, level: int, nesting: int) -> bool:

@@ -16,15 +16,18 @@ the header, the state and any undated section) and the **history**. Then:
   left as it is;
 - nothing is ever taken out of the history: lines removed at the source stay there.
 
-The front matter is the note's own (its title, tags and project stay); only the values of
-``imported_sha256`` and ``imported_on`` are updated in place when it has them. Merging the
-same version twice changes nothing.
+The front matter is the note's own (its title, tags and project stay); where the source came
+from is kept in the state folder (:mod:`memory.state.imports`), and :func:`without_provenance`
+takes out the keys that older imports wrote into the note. Merging the same version twice
+changes nothing.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+import yaml
 
 from memory.model.edit import newline_of, with_entry
 from memory.model.note import ENTRY_HEADING, Note, Section
@@ -35,8 +38,8 @@ _HEADING_LINE = re.compile(r"^ {0,3}(#{1,6}(\s|$)|(=+|-+)\s*$)")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
 _DATE_WORDS = re.compile(r"^[\[*_`(]*\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2})?[\]*_`)]*"
                          r"\s*(?:[:·•\-—–|,]\s*)?")
-_IMPORTED_KEYS = re.compile(r"^(?P<key>imported_sha256|imported_on)(?P<sep>\s*:\s*)(?P<v>.*?)"
-                            r"(?P<end>\r?\n|\r)?$")
+PROVENANCE_KEYS = ("imported_from", "imported_sha256", "imported_on")  # older imports' keys
+_PROVENANCE_LINE = re.compile(r"^(?:imported_from|imported_sha256|imported_on)\s*:")
 
 
 @dataclass(frozen=True)
@@ -46,12 +49,10 @@ class Merged:
     state: bool  # the undated part was replaced (the old one kept as an entry)
 
 
-def merge_source(note: Note, new: Note, previous: Note | None, stamp: str,
-                 provenance: dict[str, str]) -> Merged:
+def merge_source(note: Note, new: Note, previous: Note | None, stamp: str) -> Merged:
     """``note`` with what ``new`` (the source's new version, composed) brings; ``previous``:
     the version imported last, composed (None when unknown); ``stamp``: the date of the
-    ``State before import`` entry (``YYYY-MM-DD HH:MM``); ``provenance``: the values of
-    ``imported_sha256``/``imported_on`` to write where the front matter has them."""
+    ``State before import`` entry (``YYYY-MM-DD HH:MM``)."""
     text, old_body = note.text, None
     if _undated_changed(note, new, previous):
         text, old_body = _with_undated(note, new), _old_body(note)
@@ -66,7 +67,7 @@ def merge_source(note: Note, new: Note, previous: Note | None, stamp: str,
         return Merged(note.text, 0, False)
     if old_body:  # after the source's entries: it is the newest
         current = current.reparsed(with_entry(current, STATE_BEFORE, old_body, stamp))
-    return Merged(_with_provenance(current.text, provenance), added, old_body is not None)
+    return Merged(current.text, added, old_body is not None)
 
 
 # -- the undated part -----------------------------------------------------------------
@@ -179,16 +180,36 @@ def _appended(note: Note, entry: Section) -> str:
     return with_entry(note, title, body, date or None)
 
 
-def _with_provenance(text: str, values: dict[str, str]) -> str:
-    """``imported_sha256``/``imported_on`` set to ``values`` inside the front matter."""
-    lines = split_lines(text)
-    if not lines or lines[0].rstrip("\r\n") != "---":
-        return text
-    for i in range(1, len(lines)):
-        if lines[i].rstrip("\r\n") == "---":
-            break
-        matched = _IMPORTED_KEYS.match(lines[i])
-        if matched and matched["key"] in values:
-            lines[i] = (f"{matched['key']}{matched['sep']}{values[matched['key']]}"
-                        f"{matched['end'] or ''}")
-    return "".join(lines)
+def provenance(note: Note) -> dict[str, str]:
+    """The keys older imports wrote into the note's front matter (empty for a note made
+    since: its provenance is in the state folder)."""
+    return {k: str(note.meta[k]) for k in PROVENANCE_KEYS if note.meta.get(k) is not None}
+
+
+def without_provenance(note: Note) -> str:
+    """The note's text without the provenance keys an older import wrote into its front
+    matter (each key's line and the lines that continue its value), every other byte as it
+    was; the text unchanged when it has none, or when what is left would not read as the
+    same front matter without them (nothing is taken out then)."""
+    if not provenance(note) or not note.front_matter:
+        return note.text
+    lines = split_lines(note.text)
+    close = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") == "---"), None)
+    if close is None or lines[0].rstrip("\r\n") != "---":
+        return note.text
+    kept, dropping = [], False
+    for line in lines[1:close]:
+        if _PROVENANCE_LINE.match(line):
+            dropping = True
+        elif dropping and line[:1] not in (" ", "\t"):
+            dropping = False
+        if not dropping:
+            kept.append(line)
+    try:
+        left = yaml.safe_load("".join(kept)) or {}
+    except (yaml.YAMLError, ValueError):
+        return note.text
+    if not isinstance(left, dict) or {str(k): v for k, v in left.items()} != {
+            k: v for k, v in note.meta.items() if k not in PROVENANCE_KEYS}:
+        return note.text
+    return "".join([lines[0], *kept, *lines[close:]])

@@ -36,3 +36,30 @@ def split_lines(text: str) -> list[str]:
 def excerpt(value: str, limit: int = 60) -> str:
     """A user's input echoed in a message: quoted, and cut to ``limit`` characters."""
     return repr(value if len(value) <= limit else value[:limit] + "…")
+
+
+# An import keeps a source heading it had to replace verbatim inside this comment, right below
+# our heading (memory.model.compose): in the file, never in what is read, recalled or counted.
+KEPT_HEADING = "<!-- imported heading, kept as it was:"
+_KEPT_LINES = 2  # the heading's own lines: one, or two for a setext heading
+
+
+def without_kept_headings(text: str) -> str:
+    """``text`` without the comments that keep an imported heading as it was (the marker
+    line, the heading's one or two lines, ``-->``); anything else, a comment left unclosed
+    included, stays as it is."""
+    if KEPT_HEADING not in text:
+        return text
+    lines = split_lines(text)
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if lines[i].rstrip("\r\n") == KEPT_HEADING:
+            close = next((j for j in range(i + 1, min(i + 2 + _KEPT_LINES, len(lines)))
+                          if lines[j].rstrip("\r\n") == "-->"), None)
+            if close is not None:
+                i = close + 1
+                continue
+        out.append(lines[i])
+        i += 1
+    return "".join(out)

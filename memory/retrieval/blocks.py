@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from memory.errors import NotesError
 from memory.index import SearchHit, StoredPart
 from memory.index.words import query_words
-from memory.model.text import split_lines
+from memory.model.text import split_lines, without_kept_headings
 from memory.retrieval.filling import Unit
 from memory.retrieval.reading import Names, short_ref
 from memory.retrieval.zoom import own_blocks
@@ -63,7 +63,7 @@ def loaded(reader: Reader, note: str, seen: Seen) -> Read | None:
 
 def unit(reader: Reader, hit: SearchHit[StoredPart], score: float, read: Read) -> Unit:
     start, end = hit.doc.lines
-    text = "".join(read.lines[start:end])
+    text = without_kept_headings("".join(read.lines[start:end]))
     return Unit(hit.doc.note_id, hit.doc.section, hit.doc.block, hit.doc.date, start, text,
                 reader.count(text, remember=False), score, *read.section(hit.doc.section))
 

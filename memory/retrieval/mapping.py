@@ -86,12 +86,12 @@ def _shown_entries(reader: Reader, sections: tuple[Section, ...],
     dates = sorted(e.date for e in left if e.date)
     return shown, Omitted(len(left), dates[0] if dates else None,
                           dates[-1] if dates else None,
-                          sum(reader.count(e.text) for e in left))
+                          sum(reader.count(e.shown) for e in left))
 
 
 def _zoom(reader: Reader, loaded: LoadedNote, section: Section,
           evidence: Evidence) -> tuple[Window, ...]:
-    if reader.count(section.text) <= ZOOM_TOKENS:
+    if reader.count(section.shown) <= ZOOM_TOKENS:
         return ()
     blocks = own_blocks(section, loaded.note.sections)
     number = {b.start: n for n, b in enumerate(blocks, start=1)}
@@ -103,4 +103,4 @@ def _zoom(reader: Reader, loaded: LoadedNote, section: Section,
 def _row(reader: Reader, pos: int, section: Section, score: float | None = None,
          zoom: tuple[Window, ...] = ()) -> MapRow:
     return MapRow(pos, section.id, section.kind, section.title, section.date,
-                  reader.count(section.text), section.parent, score, zoom)
+                  reader.count(section.shown), section.parent, score, zoom)

@@ -15,7 +15,7 @@ from collections import Counter
 
 from memory.errors import AmbiguousSection, InvalidArgument, SectionNotFound
 from memory.model.note import Note, Section
-from memory.model.text import excerpt, split_lines
+from memory.model.text import excerpt, split_lines, without_kept_headings
 from memory.model.timeexpr import dated_inside, parse_date_ref
 from memory.retrieval.results import SectionText
 from memory.retrieval.zoom import BlockRange, block_text, own_blocks, parse_block_ref
@@ -37,8 +37,9 @@ def read_section(loaded: LoadedNote, section: str, counter: TokenCounter) -> Sec
     if entries is not None and len(entries) != 1:
         return _read_entries(loaded, key, entries, counter)
     found = entries[0] if entries else resolve_section(loaded, key, counter)
+    text = found.shown
     return SectionText(loaded.note_id, found.id, found.kind, found.title, found.date,
-                       counter.count(found.text), found.text)
+                       counter.count(text), text)
 
 
 def resolve_section(loaded: LoadedNote, wanted: str, counter: TokenCounter) -> Section:
@@ -127,7 +128,8 @@ def _read_blocks(loaded: LoadedNote, wanted: BlockRange, counter: TokenCounter
                  ) -> SectionText:
     found = resolve_section(loaded, wanted.section, counter)
     blocks = own_blocks(found, loaded.note.sections)
-    text = block_text(found, split_lines(loaded.note.text), wanted, blocks)
+    text = without_kept_headings(block_text(found, split_lines(loaded.note.text), wanted,
+                                            blocks))
     ref = BlockRange(found.id, wanted.first, wanted.last).ref
     return SectionText(loaded.note_id, ref, "blocks", found.title, found.date,
                        counter.count(text), text)
@@ -150,14 +152,14 @@ def _read_entries(loaded: LoadedNote, key: str, entries: list[Section],
             "it has no dated entries"
         raise SectionNotFound(f"no history entry of {loaded.note_id!r} falls in {key}; "
                               f"{span}")
-    text = "".join(e.text if e.text.endswith("\n") else e.text + "\n" for e in entries)
+    text = "".join(e.shown if e.shown.endswith("\n") else e.shown + "\n" for e in entries)
     return SectionText(loaded.note_id, key, "entries", f"{len(entries)} entries",
                        key, counter.count(text), text)
 
 
 def _section_list(loaded: LoadedNote, counter: TokenCounter, limit: int = 20) -> str:
     sections = loaded.note.sections
-    shown = ", ".join(f"{s.id} ({counter.count(s.text)} tokens)" for s in sections[:limit])
+    shown = ", ".join(f"{s.id} ({counter.count(s.shown)} tokens)" for s in sections[:limit])
     more = f", … {len(sections) - limit} more (run `notes map {loaded.note_id}`)" \
         if len(sections) > limit else ""
     return f"sections are: {shown}{more}"

@@ -284,7 +284,7 @@ def _state_unit(reader: Reader, note: str | None) -> Unit | None:
     state = parsed.lead
     if state is None:
         return None
-    return Unit(note, state.id, 0, None, state.start, state.text, reader.count(state.text),
+    return Unit(note, state.id, 0, None, state.start, state.shown, reader.count(state.shown),
                 float("inf"), short_ref(parsed, state))
 
 

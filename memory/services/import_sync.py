@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from memory.errors import NotesError
 from memory.model.compose import Composed
 from memory.model.note import Note, parse_note
-from memory.model.resync import Merged, merge_source
+from memory.model.resync import Merged, merge_source, without_provenance
 from memory.state.imports import ImportRecord, due, version_text
 from memory.state.store import Store
 
@@ -24,26 +24,54 @@ if TYPE_CHECKING:
     from memory.config import Config
     from memory.services.importer import ImportItem, ImportReport, Source
 
+MOVED = "its provenance moved from the front matter to the state folder"
+
+
+def plan_kept(config: Config, notes: Notes | None, source: Source, note_id: str
+              ) -> ImportItem:
+    """The source, unchanged since it was imported as ``note_id``: ``unchanged``, unless
+    the note still carries the provenance keys an older import wrote into its front matter:
+    they leave it (``update``/``updated``), as the record now holds them."""
+    from memory.services.importer import ImportItem
+
+    shown = str(source.path)
+    same = ImportItem(shown, note_id, "unchanged", "already imported with this content")
+    try:
+        current = Store(config).load(note_id).note
+    except (OSError, NotesError):
+        return same
+    if without_provenance(current) == current.text:
+        return same
+    if notes is None:
+        return ImportItem(shown, note_id, "update", MOVED)
+    try:
+        notes.rewrite_note(note_id, without_provenance)
+    except NotesError as exc:
+        return ImportItem(shown, note_id, "skipped", str(exc))
+    return ImportItem(shown, note_id, "updated", MOVED)
+
 
 def plan_update(config: Config, notes: Notes | None, source: Source, note_id: str,
-                raw: bytes, digest: str, was: str, day: str) -> ImportItem:
+                raw: bytes, was: str, day: str) -> ImportItem:
     """The source, changed since it was imported as ``note_id`` (the version ``was``),
-    merged into that note: ``update``/``updated`` with the entries it adds, or
-    ``unchanged`` when the note holds it all already. ``notes`` None: a dry run."""
+    merged into that note (without the provenance keys older imports wrote into it):
+    ``update``/``updated`` with the entries it adds, or ``unchanged`` when the note holds
+    it all already. ``notes`` None: a dry run."""
     from memory.services.importer import ImportItem, compose_source
 
     shown = str(source.path)
-    new = compose_source(source, raw.decode("utf-8"), digest, day)
+    new = compose_source(source, raw.decode("utf-8"))
     if isinstance(new, str):
         return ImportItem(shown, note_id, "skipped", new)
     old_text = version_text(config.state_dir, was)
-    old = compose_source(source, old_text, was, day) if old_text is not None else None
+    old = compose_source(source, old_text) if old_text is not None else None
     previous = _parsed(old) if isinstance(old, Composed) else None
-    provenance = {"imported_sha256": digest, "imported_on": day}
     stamp = f"{day} {dt.datetime.now():%H:%M}"
 
     def merge(note: Note) -> Merged:
-        return merge_source(note, _parsed(new), previous, stamp, provenance)
+        merged = merge_source(note, _parsed(new), previous, stamp)
+        return Merged(without_provenance(note.reparsed(merged.text)), merged.entries,
+                      merged.state)
 
     try:
         current = Store(config).load(note_id).note
@@ -73,7 +101,7 @@ def _what(merged: Merged) -> str:
         parts.append(f"{merged.entries} new dated entr{'y' if merged.entries == 1 else 'ies'}")
     if merged.state:
         parts.append("the state rewritten, the old one kept as 'State before import'")
-    return "; ".join(parts)
+    return "; ".join(parts) or MOVED
 
 
 def changed_sources(config: Config) -> tuple[list[Source], ImportRecord]:

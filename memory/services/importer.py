@@ -4,9 +4,10 @@ Sources: Claude Code's auto memory of a project (``~/.claude/projects/<slug>/mem
 ``MEMORY.md`` and its topic files) and the project's ``CLAUDE.md`` files (``--claude``), any
 folder of Markdown notes, or single files. Each file becomes one note, composed by
 :mod:`memory.model.compose` and written through :meth:`memory.api.Notes.create_note_from_text`.
-Sources are only read. Importing again creates nothing new: a source whose content (SHA-256)
-is already in the store is ``unchanged``; one whose path was imported with other content is
-``changed`` and left for the user to decide.
+Sources are only read. Where each note came from is kept in the state folder
+(:mod:`memory.state.imports`), not in the note. Importing again creates nothing new: a source
+whose content (SHA-256) is already in the store is ``unchanged``; one whose path was imported
+with other content is merged into its note (:mod:`memory.services.import_sync`).
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ from pathlib import Path
 from memory.api import Notes
 from memory.config import Config
 from memory.errors import InvalidArgument, InvalidNoteId, NotesError
-from memory.model.compose import Composed, compose_note
+from memory.model.compose import Composed, compose_note, keeps_every_line
 from memory.model.text import slugify
 from memory.project import find_project
-from memory.state.imports import Folder, Imported, ImportRecord, keep_version
+from memory.state.imports import Folder, Imported, ImportRecord, keep_version, kept_versions
 from memory.state.store import Store, validate_note_id
 
 CLAUDE_FILES = ("CLAUDE.md", "CLAUDE.local.md")
@@ -193,6 +194,7 @@ class _Planned:
     digest: str = ""
     raw: bytes = b""
     info: os.stat_result | None = None
+    on: str = ""  # the day the version was imported, when it was before
 
 
 def import_sources(config: Config, sources: list[Source], notes: Notes | None,
@@ -203,7 +205,8 @@ def import_sources(config: Config, sources: list[Source], notes: Notes | None,
     through ``notes`` (None: a dry run, nothing is written; the store need not exist yet),
     and record where each came from (:mod:`memory.state.imports`). ``scan``: also read
     the front matter of every note for imports made before the record was kept (the
-    prompt hook, following live sources, reads the record alone)."""
+    prompt hook, following live sources, reads the record alone); what those older notes
+    carried in their front matter moves to the record."""
     day = (today or dt.date.today()).isoformat()
     store = Store(config)
     record = ImportRecord.load(config.state_dir)
@@ -221,8 +224,8 @@ def import_sources(config: Config, sources: list[Source], notes: Notes | None,
         if notes is not None and item.action in ("created", "updated", "unchanged") \
                 and planned.info is not None:
             record.sources[str(source.path)] = Imported(
-                item.note, planned.digest, planned.info.st_size, planned.info.st_mtime_ns, day,
-                source.live, source.title, source.project)
+                item.note, planned.digest, planned.info.st_size, planned.info.st_mtime_ns,
+                planned.on or day, source.live, source.title, source.project)
             keep_version(config.state_dir, planned.digest, planned.raw)
         items.append(item)
     if notes is not None:
@@ -233,28 +236,26 @@ def import_sources(config: Config, sources: list[Source], notes: Notes | None,
 
 
 def _plan(source: Source, day: str, config: Config, by_hash: dict[str, str],
-          by_path: dict[str, tuple[str, str]], taken: set[str],
-          notes: Notes | None) -> _Planned:
+          by_path: dict[str, Earlier], taken: set[str], notes: Notes | None) -> _Planned:
     shown = str(source.path)
     raw, problem, info = _read(source.path, config.max_note_bytes)
     if problem:
         return _Planned(ImportItem(shown, "", "skipped", problem))
     digest = hashlib.sha256(raw).hexdigest()
-    if shown in by_path:
-        note, was = by_path[shown]
-        if was == digest:
-            return _Planned(ImportItem(shown, note, "unchanged",
-                                       "already imported with this content"), "", digest, raw,
-                            info)
-        from memory.services.import_sync import plan_update
+    from memory.services.import_sync import plan_kept, plan_update
 
-        return _Planned(plan_update(config, notes, source, note, raw, digest, was, day), "", digest,
+    earlier = by_path.get(shown) or _unrecorded(config, source, raw, digest, by_path, taken)
+    if earlier is not None:
+        note, was, on = earlier
+        if was == digest:
+            return _Planned(plan_kept(config, notes, source, note), "", digest, raw, info, on)
+        return _Planned(plan_update(config, notes, source, note, raw, was, day), "", digest,
                         raw, info)
     if digest in by_hash:
         return _Planned(ImportItem(shown, by_hash[digest], "unchanged",
                                    "already imported with this content"))
     text = raw.decode("utf-8")
-    composed = compose_source(source, text, digest, day)
+    composed = compose_source(source, text)
     if isinstance(composed, str):
         return _Planned(ImportItem(shown, "", "skipped", composed))
     if len(composed.text.encode("utf-8")) > config.max_note_bytes:
@@ -265,14 +266,12 @@ def _plan(source: Source, day: str, config: Config, by_hash: dict[str, str],
                                composed.layout), composed.text, digest, raw, info)
 
 
-def compose_source(source: Source, text: str, digest: str, day: str) -> Composed | str:
-    """The source as a note (or why it cannot be), with our front matter keys."""
-    imported = {"imported_from": str(source.path), "imported_sha256": digest,
-                "imported_on": day}
-    if source.project:
-        imported["project"] = source.project
+def compose_source(source: Source, text: str) -> Composed | str:
+    """The source as a note (or why it cannot be), with its project in the front matter
+    (where it came from is kept in the state folder, not in the note)."""
+    keys = {"project": source.project} if source.project else {}
     try:
-        return compose_note(text, source.title, imported)
+        return compose_note(text, source.title, keys)
     except ValueError as exc:
         return str(exc)
 
@@ -311,13 +310,17 @@ def _read(path: Path, limit: int) -> tuple[bytes, str, os.stat_result | None]:
     return raw, "", info
 
 
+Earlier = tuple[str, str, str]  # an earlier import: note, hash of the version, its day
+
+
 def _imported(store: Store, record: ImportRecord, taken: set[str], scan: bool = True
-              ) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+              ) -> tuple[dict[str, str], dict[str, Earlier]]:
     """What earlier imports left, of the notes still in the store: note by source hash, and
-    (note, hash of the version imported last) by source path: from the record in the state
-    folder, else from the front matter of notes imported before it was kept."""
+    the note, hash and day of the version imported last by source path: from the record in
+    the state folder, else from the front matter of notes imported before it was kept
+    (``imported_from``, ``imported_sha256``, ``imported_on``)."""
     by_hash: dict[str, str] = {}
-    by_path: dict[str, tuple[str, str]] = {}
+    by_path: dict[str, Earlier] = {}
     for entry in store.files() if scan else []:
         try:
             meta = store.load_path(entry.note_id, entry.path).note.meta
@@ -326,12 +329,32 @@ def _imported(store: Store, record: ImportRecord, taken: set[str], scan: bool = 
         source, digest = meta.get("imported_from"), meta.get("imported_sha256")
         if isinstance(source, str) and isinstance(digest, str):
             by_hash.setdefault(digest, entry.note_id)
-            by_path.setdefault(source, (entry.note_id, digest))
+            by_path.setdefault(source, (entry.note_id, digest, str(meta.get("imported_on")
+                                                                  or "")))
     for path, imported in record.sources.items():
         if imported.note in taken:
-            by_path[path] = (imported.note, imported.sha256)
+            by_path[path] = (imported.note, imported.sha256, imported.on)
             by_hash.setdefault(imported.sha256, imported.note)
     return by_hash, by_path
+
+
+def _unrecorded(config: Config, source: Source, raw: bytes, digest: str,
+                by_path: dict[str, Earlier], taken: set[str]) -> Earlier | None:
+    """A source no record names (the record lost) whose note is where it would go and
+    holds every line of it, or of a version imported before (kept in the state folder):
+    that note, as imported with that version (merged into, never copied)."""
+    if source.note_id not in taken or any(e[0] == source.note_id for e in by_path.values()):
+        return None
+    try:
+        note = Store(config).load(source.note_id).note
+    except (OSError, NotesError):
+        return None
+    if keeps_every_line(raw.decode("utf-8"), note.text):
+        return source.note_id, digest, ""
+    for was, text in kept_versions(config.state_dir):
+        if keeps_every_line(text, note.text):
+            return source.note_id, was, ""
+    return None
 
 
 def _free_id(wanted: str, taken: set[str]) -> str:

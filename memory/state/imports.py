@@ -7,9 +7,12 @@ it changes); and the Claude Code memory folders imported, so that a file Claude 
 there comes in too. ``<state>/imports/<sha256>.md`` keeps the bytes of each version imported
 last, which the next import compares with (what changed at the source since).
 
-The record is a cache of provenance, not the notes: a record lost or unreadable is rebuilt
-by the next import (a merge with no previous version compares with the note itself), and a
-record written by two processes at once keeps the last (merging is idempotent).
+The record is the only provenance (notes carry none; those older imports left with
+``imported_from``/``imported_sha256``/``imported_on`` move them here on their next import or
+sync). A record lost or unreadable is rebuilt by the next import as far as the notes tell: a
+source whose note is at the id it would get and holds every line of it, or of a version kept
+here, is found again (unchanged, or merged as changed since that version). A record written by
+two processes at once keeps the last (merging is idempotent).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,6 +101,15 @@ def version_text(state_dir: Path, digest: str) -> str | None:
         return (state_dir / VERSIONS / f"{digest}.md").read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def kept_versions(state_dir: Path) -> Iterator[tuple[str, str]]:
+    """Every version kept (its SHA-256 and text): what a lost record is rebuilt from."""
+    with contextlib.suppress(OSError):
+        for path in sorted((state_dir / VERSIONS).glob("*.md")):
+            text = version_text(state_dir, path.stem)
+            if text is not None:
+                yield path.stem, text
 
 
 def due(state_dir: Path, every: float = 60.0) -> bool:

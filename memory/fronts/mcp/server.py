@@ -160,7 +160,6 @@ def _add_read_tools(mcp: FastMCP, notes: Notes) -> None:
         """Rank notes for a question (Spanish/English). Start here.
 
         Args:
-            query: What you need.
             limit: 1-50.
             context: Recent messages.
         """
@@ -189,15 +188,16 @@ def _add_read_tools(mcp: FastMCP, notes: Notes) -> None:
         return render.section_text(notes.read_section(note, section))
 
     @_tool(mcp, READ)
-    def recall(query: str, budget: int = 1500, context: str = "") -> str:
+    def recall(query: str, budget: int = 1500, context: str = "",
+               all_projects: bool = False) -> str:
         """Best evidence across notes within a token budget.
 
         Args:
-            query: What you need.
             budget: Tokens, 100-20000.
             context: Recent messages.
         """
-        return render.recalled(notes.recall(query, budget, context or None))
+        seen = notes.in_project(None) if all_projects else notes
+        return render.recalled(seen.recall(query, budget, context or None))
 
 
 def _add_write_tools(mcp: FastMCP, notes: Notes) -> None:

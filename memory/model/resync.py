@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory.model.edit import newline_of, with_entry
+from memory.model.edit import entry_added, newline_of, with_entry
 from memory.model.note import ENTRY_HEADING, Note, Section
 from memory.model.text import split_lines
 
@@ -65,7 +65,7 @@ def merge_source(note: Note, new: Note, previous: Note | None, stamp: str,
     if old_body is None and not added:
         return Merged(note.text, 0, False)
     if old_body:  # after the source's entries: it is the newest
-        current = current.reparsed(with_entry(current, STATE_BEFORE, old_body, stamp))
+        current = entry_added(current, STATE_BEFORE, old_body, stamp)
     return Merged(_with_provenance(current.text, provenance), added, old_body is not None)
 
 

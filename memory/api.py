@@ -1,7 +1,8 @@
 """The use cases, called alike by the CLI and the MCP server.
 
-``Notes(config)`` composes the store, the token counter, the index and the ladder. Writes are
-made under the note's lock, atomically, and re-indexed at once.
+``Notes(config)`` composes the store, the token counter, the index and the ladder. Writes go
+through the one write path (:mod:`memory.state.commit`): under the note's lock, atomically,
+recorded in the history ledger and re-indexed at once.
 """
 
 from __future__ import annotations
@@ -12,19 +13,16 @@ import os
 import sqlite3
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory.config import Config
 from memory.errors import (
     EmptyInput,
-    NoteBusy,
     NoteExists,
-    NoteFormatError,
-    NoteNotFound,
     NotesError,
     StorageError,
 )
@@ -44,19 +42,11 @@ from memory.model.text import excerpt
 from memory.retrieval import answers
 from memory.retrieval.ladder import Ladder, SectionMap, SectionText, Suggestions
 from memory.retrieval.levers import Levers, store_levers
-from memory.state.safe_files import (
-    FileChanged,
-    Snapshot,
-    create_new,
-    open_for_writing_elsewhere,
-    settled,
-)
 from memory.state.store import (
     CachingStore,
     LoadedNote,
     NoteFile,
     Store,
-    missing_note_message,
     validate_note_id,
 )
 from memory.state.tokens import CHARS_PER_TOKEN, TokenCounter
@@ -68,28 +58,16 @@ if TYPE_CHECKING:  # the writes' and the check's modules are imported when first
     from memory.retrieval.recall import Recalled
     from memory.retrieval.semantic import Built
     from memory.state.check import FileProblem
+    from memory.state.commit import Committer
     from memory.state.integrity import HistoryGuard, Repair
     from memory.state.ledger import Ledger
 
 PRIOR_WINDOW_S = 30 * 60  # how far back the session prior looks
 DEFAULT_RECALL_BUDGET = 1500
-_UNSAFE_TO_WRITE = {"binary", "not-utf8", "too-large", "front-matter-unclosed",
-                    "unclosed-block", "too-many-lines", "too-many-sections", "too-many-blocks"}
-WRITE_ATTEMPTS = 5  # reads of a note that an editor keeps saving while a tool writes it
-EDITOR_WAIT_S = 2.0  # how long a write waits for an editor that holds the note open
-MID_SAVE_WAIT_S = 3.0  # ... and for a file that looks half saved and is still changing
 
 
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
-
-
-def _written_stat(path: Path) -> os.stat_result | None:
-    """The stat of a note just written (None if it cannot be read: the index reads it)."""
-    try:
-        return path.stat()
-    except OSError:
-        return None
 
 
 class Notes:
@@ -296,6 +274,14 @@ class Notes:
                       key=lambda n: n.note)
 
     # -- writing -----------------------------------------------------------------------
+    @cached_property
+    def commits(self) -> Committer:
+        """The one write path of this store (:mod:`memory.state.commit`): every change of a
+        note, here and in the services (import, promotion, delete, move), goes through it."""
+        from memory.state.commit import Committer
+
+        return Committer(self.store, lambda: self.history, _WriteIndex(self))
+
     def create_note(self, note: str, title: str, tags: list[str] | None = None,
                     aliases: list[str] | None = None, project: str | None = None
                     ) -> WriteResult:
@@ -305,14 +291,12 @@ class Notes:
 
         note_id = validate_note_id(note)
         text = new_note_text(title, tags or [], aliases, project)
-        with self.store.locked(note_id) as path:
-            if path.exists() or not create_new(path, text):
-                raise NoteExists(f"note {excerpt(note_id)} already exists; use `notes state` "
-                                 "or `notes log` to change it, or pick another id")
-            written = _written_stat(path)
-        _, warnings = self._after_write(note_id, path, text, written)
-        return WriteResult(note_id, "state", self.counter.count(text), path, created=True,
-                           warnings=warnings)
+        done = self.commits.create(note_id, text)
+        if done is None:
+            raise NoteExists(f"note {excerpt(note_id)} already exists; use `notes state` "
+                             "or `notes log` to change it, or pick another id")
+        return WriteResult(note_id, "state", self.counter.count(text), done.path,
+                           created=True, warnings=done.warnings)
 
     def write_state(self, note: str, body: str, allow_empty: bool = False) -> WriteResult:
         """Replace the state section's body whole (its heading is kept). An empty body is
@@ -326,10 +310,10 @@ class Notes:
     def update_state(self, note: str, new_body: Callable[[Note], str]) -> WriteResult:
         """Replace the state with ``new_body(note)``, computed from the note as it is under
         the lock (a read-modify-write such as a promotion)."""
-        from memory.model.edit import with_state
+        from memory.model.edit import state_replaced
 
-        note_id, path, loaded, warnings = self._change(note,
-                                                       lambda n: with_state(n, new_body(n)))
+        note_id, path, loaded, warnings = self._change(
+            note, lambda n: state_replaced(n, new_body(n)))
         state = loaded.note.state
         return WriteResult(note_id, "state", self.counter.count(state.text if state else ""),
                            path, warnings=warnings)
@@ -341,112 +325,21 @@ class Notes:
         if not body.strip() and not allow_empty:
             raise EmptyInput("the entry's text is empty; give what happened (for a title-only "
                              "entry on purpose: `notes log NOTE --title … --allow-empty`)")
-        from memory.model.edit import with_entry
+        from memory.model.edit import entry_added
 
         note_id, path, loaded, warnings = self._change(
-            note, lambda n: with_entry(n, title, body, date))
+            note, lambda n: entry_added(n, title, body, date))
         entry = loaded.note.entries[-1]
         return WriteResult(note_id, entry.id, self.counter.count(entry.text), path,
                            warnings=warnings)
 
-    def _change(self, note: str, edit: Callable[[Note], str], merge: bool = True
+    def _change(self, note: str, edit: Callable[[Note], Note | str], merge: bool = True
                 ) -> tuple[str, Path, LoadedNote, tuple[str, ...]]:
-        """The one write path of an existing note. Under the note's lock: read it (waiting
-        for an editor mid-save), put back the recorded entries an editor's stale save
-        dropped (``merge``: a three-way merge with the ledger as the base), compute the new
-        text, and replace the file only if nobody changed it meanwhile (an editor's save
-        between the read and the rename makes it read again). Returns the note as written,
-        parsed once (:meth:`_after_write`)."""
-        note_id = self.store.note_id_of(note)
-        put_back: list[str] = []
-        with self.store.locked(note_id) as path:
-            for attempt in range(WRITE_ATTEMPTS):
-                loaded, snap = self._load_for_write(note_id, path)
-                base, put_back = self.history.merge(loaded) if merge else (loaded.note, [])
-                text = edit(base)
-                try:
-                    self.store.replace_if_unchanged(path, text, snap)
-                    break
-                except FileChanged:
-                    time.sleep(0.05 * (attempt + 1))
-            else:
-                raise NoteBusy(f"{path.name} kept changing while the store tried to write it "
-                               "(another program is saving it); nothing was written: retry "
-                               "in a moment")
-            written = _written_stat(path)
-        loaded, warnings = self._after_write(note_id, path, text, written)
-        if put_back:
-            warnings = (f"put back {len(put_back)} history entr"
-                        f"{'y' if len(put_back) == 1 else 'ies'} that a save of {path.name} "
-                        f"had dropped: {', '.join(put_back[:5])}", *warnings)
-        return note_id, path, loaded, warnings
-
-    def _load_for_write(self, note_id: str, path: Path) -> tuple[LoadedNote, Snapshot]:
-        """The note as it is to be written over: when it looks half saved (it lost its
-        header or a section, or its last heading is cut) and is still changing, wait for it
-        to settle, up to ``MID_SAVE_WAIT_S``; a file that settles so is a person's edit."""
-        if not path.is_file():
-            raise NoteNotFound(missing_note_message(note_id, self.store.note_ids())
-                               + "; or create it with `notes new`")
-        deadline = time.monotonic() + MID_SAVE_WAIT_S
-        while True:
-            self._wait_until_closed(path)
-            loaded, snap = self.store.snapshot(note_id, path)
-            signs = self.history.mid_save(loaded)
-            if not signs or settled(path, snap.size):
-                break
-            if time.monotonic() >= deadline:
-                raise NoteBusy(f"{path.name} is being saved by another program (it lost "
-                               f"{', '.join(signs[:2])} and is still changing); nothing was "
-                               "written: retry in a few seconds")
-            time.sleep(0.1)
-        self.history.refuse_empty(loaded)
-        blocking = [p for p in loaded.problems if p.code in _UNSAFE_TO_WRITE]
-        if blocking:
-            first = blocking[0]
-            raise NoteFormatError(f"{path.name}:{first.line}: {first.message}; fix the file "
-                                  "before writing to it through the tools")
-        return loaded, snap
-
-    @staticmethod
-    def _wait_until_closed(path: Path) -> None:
-        """An editor that holds the note open for writing is mid-save: wait a little for it,
-        then refuse rather than write over a half-written file."""
-        deadline = time.monotonic() + EDITOR_WAIT_S
-        while open_for_writing_elsewhere(path):
-            if time.monotonic() >= deadline:
-                raise NoteBusy(f"{path.name} is open for writing by another program (an "
-                               "editor saving it?); nothing was written: retry once it is "
-                               "saved and closed")
-            time.sleep(0.05)
-
-    def _after_write(self, note_id: str, path: Path, text: str,
-                     written: os.stat_result | None) -> tuple[LoadedNote, tuple[str, ...]]:
-        """The one after-write path: parse the written text once, record it in the ledger
-        and hand it to the index, which re-indexes it without reading the file again.
-        ``written`` is the file's stat taken under the note's lock right after the write;
-        when the file is not what was written any more (another size: an editor saved
-        since), or the text is past the size the index reads of a note, the index reads the
-        file instead. The note is written whatever happens here: a failure is a warning
-        that the index will catch up."""
-        raw = text.encode("utf-8")
-        loaded = self.store.load_bytes(note_id, path, raw, len(raw))
-        self.history.observe([loaded], written=True)
-        try:
-            if written is None or written.st_size != len(raw) or \
-                    len(raw) > self.config.max_note_bytes:
-                self.index.update_notes([note_id])
-            else:
-                self.index.index_written([WrittenNote(
-                    NoteFile(note_id, path, written.st_mtime_ns, written.st_size), loaded)])
-        except Exception as exc:  # the note is safe on disk; the index is derived
-            why = str(exc) if isinstance(exc, NotesError) else \
-                f"{type(exc).__name__}: {str(exc)[:200]}"
-            message = (f"the note is written, but the index could not be updated ({why}); "
-                       "searches will catch up once the index can be written")
-            self.index.notify(f"notes: {message}")
-            return loaded, (message,)
-        return loaded, ()
+        """A change of an existing note through the one write path
+        (:meth:`Committer.commit`: locked, merged with the ledger unless not ``merge``,
+        compare-and-swap, recorded, re-indexed); the note as written, parsed once."""
+        done = self.commits.commit(note, edit, merge)
+        return done.note_id, done.path, done.loaded, done.warnings
 
     def rewrite_note(self, note: str, edit: Callable[[Note], str]) -> WriteResult:
         """Replace the note's text with ``edit(note)``, computed from the note as it is under
@@ -459,13 +352,11 @@ class Notes:
         """Create a note whose whole text is given (`notes init`'s starter, `notes import`);
         refused if the id exists. The caller composes ``text`` in the note format."""
         note_id = validate_note_id(note)
-        with self.store.locked(note_id) as path:
-            if path.exists() or not create_new(path, text):
-                raise NoteExists(f"note {excerpt(note_id)} already exists; pick another id")
-            written = _written_stat(path)
-        _, warnings = self._after_write(note_id, path, text, written)
-        return WriteResult(note_id, "note", self.counter.count(text), path, created=True,
-                           warnings=warnings)
+        done = self.commits.create(note_id, text)
+        if done is None:
+            raise NoteExists(f"note {excerpt(note_id)} already exists; pick another id")
+        return WriteResult(note_id, "note", self.counter.count(text), done.path, created=True,
+                           warnings=done.warnings)
 
     # -- maintenance ---------------------------------------------------------------------
     def refresh_index(self, rebuild: bool = False,
@@ -503,18 +394,13 @@ class Notes:
 
     def restore_history(self, note: str | None = None) -> list[Repair]:
         """Put changed history back as recorded (what it takes out is saved under
-        ``<state>/taken-out/``) through the one write path (:meth:`_change`, without its
-        merge), which re-indexes what it writes."""
-        def rewrite(note_id: str, edit: Callable[[Note], str]) -> None:
-            self._change(note_id, edit, merge=False)
-
+        ``<state>/taken-out/``) through the one write path (:attr:`commits`, without its
+        merge), which records and re-indexes what it writes."""
         try:
-            repairs = self.history.restore(rewrite, note and self.store.note_id_of(note),
-                                           self.config.state_dir / "taken-out")
+            return self.history.restore(self.commits, note and self.store.note_id_of(note),
+                                        self.config.state_dir / "taken-out")
         except sqlite3.Error as exc:
             raise self._ledger_error("restore the history", exc) from exc
-        self._reindex_quietly(sorted({r.note for r in repairs if r.action == "recreated"}))
-        return repairs
 
     def accept_history(self, note: str | None = None) -> list[Repair]:
         """Take the notes as they are now as what the store knows of them."""
@@ -527,13 +413,6 @@ class Notes:
         return StorageError(f"cannot {doing}: the history ledger {self.ledger.path} cannot be "
                             f"used ({exc}): {self.ledger.why_unwritable()}")
 
-    def _reindex_quietly(self, note_ids: list[str]) -> None:
-        if note_ids:
-            try:
-                self.index.update_notes(note_ids)
-            except Exception as exc:  # derived data: the next search catches up
-                self.index.notify(f"notes: the index will catch up later ({exc})")
-
     def close(self) -> None:
         self.counter.flush()
         self.ladder.close()
@@ -541,6 +420,38 @@ class Notes:
         if self.usage is not None:
             self.usage.close()
         self._guard.close()
+
+
+class _WriteIndex:
+    """The index step of the one write path (:class:`memory.state.commit.Indexer`): a note
+    just written is re-indexed from its parse, without reading the file again, unless the
+    file is not what was written any more (another size: an editor saved since) or is past
+    the size the index reads of a note, when the index reads the file instead. The note is
+    written whatever happens here: a failure is a warning that the index will catch up."""
+
+    def __init__(self, notes: Notes) -> None:
+        self.index, self.limit = notes.index, notes.config.max_note_bytes
+
+    def written(self, loaded: LoadedNote, stat: os.stat_result | None) -> tuple[str, ...]:
+        if stat is None or stat.st_size != loaded.size or stat.st_size > self.limit:
+            return self.changed([loaded.note_id])
+        return self._quietly(lambda: self.index.index_written([WrittenNote(
+            NoteFile(loaded.note_id, loaded.path, stat.st_mtime_ns, stat.st_size), loaded)]))
+
+    def changed(self, note_ids: list[str]) -> tuple[str, ...]:
+        return self._quietly(lambda: self.index.update_notes(note_ids))
+
+    def _quietly(self, update: Callable[[], None]) -> tuple[str, ...]:
+        try:
+            update()
+        except Exception as exc:  # the note is safe on disk; the index is derived
+            why = str(exc) if isinstance(exc, NotesError) else \
+                f"{type(exc).__name__}: {str(exc)[:200]}"
+            message = (f"the note is written, but the index could not be updated ({why}); "
+                       "searches will catch up once the index can be written")
+            self.index.notify(f"notes: {message}")
+            return (message,)
+        return ()
 
 
 class _Guard:

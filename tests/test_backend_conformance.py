@@ -392,7 +392,7 @@ def _stat(path: Path) -> tuple[int, int]:
     return stat.st_size, stat.st_mtime_ns
 
 
-# -- one after-write path (memory/api.py, Notes._after_write) ------------------------------
+# -- one after-write path (memory/state/commit.py, Committer._recorded) -------------------
 def test_a_write_parses_the_note_once_and_records_it_once(
         copy: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """`notes log` used to parse the written note three times (the index read the file it

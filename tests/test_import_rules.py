@@ -5,7 +5,12 @@
   ``python -m memory``: the CLI) imports memory.fronts: the arrows run down, from the fronts
   to the library, never back up;
 - nothing under memory/ edits sys.path: what the library needs it imports as a package (the
-  project's own measures live in benchmarks/, run with ``python -m benchmarks``).
+  project's own measures live in benchmarks/, run with ``python -m benchmarks``);
+- one write path into the notes tree: only memory/state/commit.py takes a note's write lock
+  and calls the primitives that put a note file in place (docs/architecture.md, "Writing");
+- one atomic-file helper: a file is renamed, linked or copied into place only by
+  memory/state/safe_files.py (``write_atomic``, ``atomic_file``, ``create_new``) and the
+  write path; the one exception says why.
 """
 
 from __future__ import annotations
@@ -17,6 +22,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MEMORY = ROOT / "memory"
 ENTRY = Path("memory", "__main__.py")
+SAFE_FILES = Path("memory", "state", "safe_files.py")
+WRITE_PATH = Path("memory", "state", "commit.py")
+NOTE_WRITES = {"locked", "replace_if_unchanged", "exchange"}  # a note's lock, its swap in
+MOVES = {("os", "rename"), ("os", "replace"), ("os", "link"), ("os", "symlink"),
+         ("shutil", "move"), ("shutil", "copy"), ("shutil", "copy2"), ("shutil", "copyfile")}
+MOVES_ALLOWED = {
+    SAFE_FILES: "the atomic-file helpers",
+    WRITE_PATH: "the note files: created, swapped, moved to the trash and back, renamed",
+    Path("memory", "index", "locks.py"): "swap_in: the index's folders, which no file helper "
+                                          "can swap",
+}
 
 
 def _modules() -> Iterator[tuple[Path, ast.Module]]:
@@ -68,3 +84,42 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     assert any(_is(n, "whoosh") for n in names)
     assert any(_is(n, "memory.fronts") for n in names)
     assert any(isinstance(n, ast.Attribute) and n.attr == "path" for n in ast.walk(tree))
+
+
+def _called(tree: ast.Module) -> Iterator[tuple[int, str, str]]:
+    """Every call ``a.b(...)`` or ``b(...)``: (line, ``a`` or "", ``b``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute):
+                owner = func.value.id if isinstance(func.value, ast.Name) else ""
+                yield node.lineno, owner, func.attr
+            elif isinstance(func, ast.Name):
+                yield node.lineno, "", func.id
+
+
+def test_only_the_write_path_writes_notes() -> None:
+    """A note is changed under its lock and put in place by a compare-and-swap: whoever
+    takes the lock or swaps a file in besides memory/state/commit.py is a second write
+    path (memory/state/safe_files.py defines the swap)."""
+    wrong = [f"{path}:{line}: {name}" for path, tree in _modules()
+             if path not in (WRITE_PATH, SAFE_FILES)
+             for line, _, name in _called(tree) if name in NOTE_WRITES]
+    assert wrong == []
+
+
+def test_files_are_put_in_place_only_by_the_atomic_helpers() -> None:
+    """Renames, links and copies into place are the helpers' (a temporary file, fsynced,
+    renamed, the folder fsynced); a module that writes a file whole calls them."""
+    wrong = [f"{path}:{line}: {owner}.{name}" for path, tree in _modules()
+             if path not in MOVES_ALLOWED
+             for line, owner, name in _called(tree) if (owner, name) in MOVES]
+    assert wrong == []
+
+
+def test_the_write_rules_catch_what_they_forbid() -> None:
+    tree = ast.parse("import os\n\ndef f(store, a, b):\n    with store.locked('x'):\n"
+                     "        os.replace(a, b)\n    replace_if_unchanged(a, 't', b)\n")
+    calls = {(owner, name) for _, owner, name in _called(tree)}
+    assert ("store", "locked") in calls and ("", "replace_if_unchanged") in calls
+    assert ("os", "replace") in MOVES & calls

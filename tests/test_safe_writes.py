@@ -140,7 +140,7 @@ def test_a_rename_save_between_read_and_rename_is_never_overwritten(notes: Notes
     notes.append_history("b", "first", "one", "2026-11-01")
     path = notes.store.path_for("b")
     saved = {"done": False}
-    original = notes.store.replace_if_unchanged
+    original = notes.commits.replace_if_unchanged
 
     def editor_saves_first(target: Path, text: str, expected: object) -> None:
         if not saved["done"]:
@@ -151,7 +151,7 @@ def test_a_rename_save_between_read_and_rename_is_never_overwritten(notes: Notes
             tmp.replace(target)
         original(target, text, expected)  # type: ignore[arg-type]
 
-    notes.store.replace_if_unchanged = editor_saves_first  # type: ignore[method-assign]
+    notes.commits.replace_if_unchanged = editor_saves_first  # type: ignore[method-assign]
     notes.append_history("b", "second", "two", "2026-11-02")
     text = path.read_text()
     assert "A line the editor added." in text and "### 2026-11-02 · second" in text
@@ -286,7 +286,7 @@ def test_promote_apply_keeps_a_state_written_between_its_read_and_write(notes: N
     from memory.services import promote_apply
 
     entry = parse_note(notes.store.path_for("infra/redis").read_text()).entries[0]
-    original = notes.store.replace_if_unchanged
+    original = notes.commits.replace_if_unchanged
     done = {"written": False}
 
     def rename_save_in_between(target: Path, text: str, expected: object) -> None:
@@ -302,7 +302,7 @@ def test_promote_apply_keeps_a_state_written_between_its_read_and_write(notes: N
             tmp.replace(target)
         original(target, text, expected)  # type: ignore[arg-type]
 
-    notes.store.replace_if_unchanged = rename_save_in_between  # type: ignore[method-assign]
+    notes.commits.replace_if_unchanged = rename_save_in_between  # type: ignore[method-assign]
     promote_apply.apply_promotion(notes, "infra/redis", entry.id, line="promoted line")
     state = parse_note(notes.store.path_for("infra/redis").read_text()).state
     assert state is not None

@@ -13,7 +13,6 @@ writes exactly those keys. Questions are streamed: a bench may be large.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Any, TextIO
 
 from memory.errors import NotesError
 from memory.model.text import split_lines
+from memory.state.safe_files import finish_atomic, temp_beside
 
 QUESTIONS_FILE = "questions.jsonl"
 NOTES_FOLDER = "notes"
@@ -161,7 +161,7 @@ class QuestionWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        self._tmp = temp_beside(path)
         self._handle: TextIO = open(self._tmp, "w", encoding="utf-8")
         self.count = 0
 
@@ -175,7 +175,7 @@ class QuestionWriter:
 
     def close(self) -> None:
         self._handle.close()
-        os.replace(self._tmp, self.path)
+        finish_atomic(self._tmp, self.path)
 
     def abort(self) -> None:
         self._handle.close()

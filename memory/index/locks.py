@@ -294,7 +294,9 @@ def remove_tree(folder: str | Path) -> None:
 
 
 def swap_in(fresh: Path, target: Path) -> None:
-    """Put ``fresh`` in the place of ``target``; if that fails, the old index is put back."""
+    """Put ``fresh`` in the place of ``target``; if that fails, the old index is put back.
+    Folders, not files: :func:`memory.state.safe_files.write_atomic` cannot swap them, so
+    this is the one rename outside that helper (``tests/test_import_rules.py``)."""
     old = target.with_name(f"{target.name}.old-{os.getpid()}")
     remove_tree(old)
     moved = target.exists()

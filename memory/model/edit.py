@@ -1,7 +1,9 @@
 """Pure text edits of a note: a new note, a new state, a new history entry.
 
-Each returns the note's new text, splicing lines so that nothing outside the changed part
-moves: past history entries stay byte-identical.
+Each returns the note's new text (``with_*``) or the new note parsed (``state_replaced``,
+``entry_added``: the parse that verified it, which a write hands on to the ledger and the
+index), splicing lines so that nothing outside the changed part moves: past history entries
+stay byte-identical.
 """
 
 from __future__ import annotations
@@ -34,9 +36,15 @@ def new_note_text(title: str, tags: list[str], aliases: list[str] | None = None,
 
 
 def with_state(note: Note, body: str) -> str:
-    """The note's text with its state section's body replaced (heading kept, both lines of
-    a setext one). Refused when the state holds what looks like history (a dated heading,
-    a history heading indented into a list): a new state would take it away."""
+    """The note's text with its state section's body replaced (:func:`state_replaced`)."""
+    return state_replaced(note, body).text
+
+
+def state_replaced(note: Note, body: str) -> Note:
+    """The note with its state section's body replaced (heading kept, both lines of a
+    setext one), parsed once (to verify it; a write hands that parse on). Refused when the
+    state holds what looks like history (a dated heading, a history heading indented into a
+    list): a new state would take it away."""
     refuse_control_characters(body, "the state")
     _refuse_headings(body, max_level=2, what="the state")
     _refuse_history_in_state(note)
@@ -58,8 +66,7 @@ def with_state(note: Note, body: str) -> str:
             else state.heading + nl
         block = heading + (f"{clean}{nl}" if clean else "") + (nl if follows else "")
         text = _splice(lines, state.start, state.end, block)
-    _verify_rest_unchanged(note, text)
-    return text
+    return _verify_rest_unchanged(note, text)
 
 
 def _refuse_history_in_state(note: Note) -> None:
@@ -69,9 +76,9 @@ def _refuse_history_in_state(note: Note) -> None:
         raise InvalidArgument(f"line {first.line}: {first.message}; nothing was written")
 
 
-def _verify_rest_unchanged(before: Note, text: str) -> None:
+def _verify_rest_unchanged(before: Note, text: str) -> Note:
     """A new state must leave every section after it exactly as it was, and the state must
-    still be a state (its heading kept as a heading)."""
+    still be a state (its heading kept as a heading). Returns ``text`` parsed."""
     after = before.reparsed(text)
     keep = [(s.id, s.text.rstrip()) for s in before.sections if s.kind not in ("state", "sub")
             and s.kind != "header"]
@@ -80,10 +87,17 @@ def _verify_rest_unchanged(before: Note, text: str) -> None:
     if keep != now or after.state is None:
         raise InvalidArgument("this state would change the rest of the note (an unclosed "
                               "code fence or HTML comment?); close it and retry")
+    return after
 
 
 def with_entry(note: Note, title: str, body: str, date: str | None = None) -> str:
     """The note's text with a dated entry appended at the end of its history."""
+    return entry_added(note, title, body, date).text
+
+
+def entry_added(note: Note, title: str, body: str, date: str | None = None) -> Note:
+    """The note with a dated entry appended at the end of its history, parsed once (to
+    verify it; a write hands that parse on)."""
     title = _single_line(title, "title")
     stamp = check_date(date) if date else dt.date.today().isoformat()
     refuse_control_characters(body, "the entry's body")
@@ -104,12 +118,12 @@ def with_entry(note: Note, title: str, body: str, date: str | None = None) -> st
         sep = "" if not before.strip() or at - 1 == history.start else nl
         trailer = nl if at < len(lines) else ""
         text = _splice(lines, at, at, f"{sep}{entry}{trailer}")
-    _verify_entry_added(note, text, title)
-    return text
+    return _verify_entry_added(note, text, title)
 
 
-def _verify_entry_added(before: Note, text: str, title: str) -> None:
-    """The new text must hold every old entry unchanged plus exactly the new one, last."""
+def _verify_entry_added(before: Note, text: str, title: str) -> Note:
+    """The new text must hold every old entry unchanged plus exactly the new one, last.
+    Returns ``text`` parsed."""
     after = before.reparsed(text)
     old = [(e.id, e.text.rstrip()) for e in before.entries]
     new = [(e.id, e.text.rstrip()) for e in after.entries]
@@ -121,6 +135,7 @@ def _verify_entry_added(before: Note, text: str, title: str) -> None:
             or others_after != others_before:
         raise InvalidArgument("this entry would change the note's structure (an unclosed "
                               "code fence or HTML comment in the body?); close it and retry")
+    return after
 
 
 def check_date(value: str) -> str:

@@ -114,14 +114,16 @@ class Note:
     # the section names it was parsed with (state, history): an edit parses its result alike
     names: tuple[tuple[str, ...], tuple[str, ...]] = (DEFAULT_STATE_HEADINGS,
                                                       DEFAULT_HISTORY_HEADINGS)
+    fallback: str = ""  # the title it was parsed with for a note that names none
 
     def render(self) -> str:
         return self.text
 
     def reparsed(self, text: str) -> Note:
-        """``text`` parsed as this note was (its fallback title and section names)."""
-        return parse_note(text, self.title if not self.meta.get("title") else "",
-                          state_headings=self.names[0], history_headings=self.names[1])
+        """``text`` parsed as this note was (its fallback title and section names): as the
+        store would parse it, so that a write's parse is the one the index gets."""
+        return parse_note(text, self.fallback, state_headings=self.names[0],
+                          history_headings=self.names[1])
 
     @property
     def tags(self) -> list[str]:
@@ -204,7 +206,7 @@ def parse_note(
     return Note(text=text, meta=meta, title=title, sections=tuple(sections),
                 problems=tuple(draft.problems), body_start=body_start, front_matter=has_fm,
                 bounded_at=cut if cut < len(lines) else None,
-                names=(state_headings, history_headings))
+                names=(state_headings, history_headings), fallback=fallback_title)
 
 
 def _scan_body(lines: list[str], body_start: int, stop: int, nested: list[_Heading]

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from memory.model.edit import newline_of, with_entry
+from memory.model.edit import entry_added, newline_of, with_entry
 from memory.model.note import ENTRY_HEADING, Note, Section
 from memory.model.text import split_lines
 
@@ -66,7 +66,7 @@ def merge_source(note: Note, new: Note, previous: Note | None, stamp: str) -> Me
     if old_body is None and not added:
         return Merged(note.text, 0, False)
     if old_body:  # after the source's entries: it is the newest
-        current = current.reparsed(with_entry(current, STATE_BEFORE, old_body, stamp))
+        current = entry_added(current, STATE_BEFORE, old_body, stamp)
     return Merged(current.text, added, old_body is not None)
 
 

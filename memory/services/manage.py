@@ -13,8 +13,6 @@ matter's ``project:`` key).
 from __future__ import annotations
 
 import datetime as dt
-import os
-import shutil
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,7 +23,6 @@ from memory.errors import InvalidArgument, NoteExists, NoteNotFound, StorageErro
 from memory.model.results import Managed
 from memory.model.text import excerpt, split_lines
 from memory.state.imports import ImportRecord
-from memory.state.safe_files import path_error
 from memory.state.store import missing_note_message, validate_note_id
 
 if TYPE_CHECKING:
@@ -41,16 +38,12 @@ def delete_note(notes: Notes, note: str, now: dt.datetime | None = None) -> Mana
     note_id = _existing(notes, note)
     stamp = (now or dt.datetime.now()).strftime(_STAMP)
     target = notes.config.state_dir / TRASH / stamp / f"{note_id}.md"
-    with notes.store.locked(note_id) as path:
-        _move_file(path, target, "move the note to the trash")
-    _tidy_folders(path.parent, notes.config.notes_dir)
     try:
-        notes.ledger.forget(note_id)
+        notes.commits.remove(note_id, target)
     except sqlite3.Error as exc:
         raise StorageError(f"the note is in the trash ({target}), but the history ledger "
                            f"cannot forget it ({exc}); `notes check --accept --note "
                            f"{note_id}` does it once the ledger can be written") from exc
-    notes.refresh_index()
     return Managed(note_id, "deleted", str(target),
                    f"`notes delete --restore {note_id}` puts it back")
 
@@ -76,14 +69,8 @@ def restore_note(notes: Notes, note: str) -> Managed:
                            f"({notes.config.state_dir / TRASH} holds {held}); `notes delete "
                            "--restore` takes a note id from that list")
     source = copies[0]
-    with notes.store.locked(note_id) as path:
-        if path.exists() or path.is_symlink():
-            raise NoteExists(f"note {excerpt(note_id)} exists again; move it away first "
-                             f"(`notes move {note_id} NEW`), then restore")
-        _move_file(source, path, "put the note back")
+    path = notes.commits.put_back(note_id, source).path
     _tidy_folders(source.parent, notes.config.state_dir / TRASH)
-    notes.history.observe([notes.store.load(note_id)], written=True)
-    notes.refresh_index()
     return Managed(note_id, "restored", str(path), f"from {source}")
 
 
@@ -103,7 +90,6 @@ def move_note(notes: Notes, old: str, new: str | None, project: str | None = Non
     if project is not None:
         notes.rewrite_note(target, lambda n: with_project(n, project))
         detail.append(f"project {project or 'none'}")
-    notes.refresh_index()
     return Managed(target, "moved", str(path), "; ".join(detail))
 
 
@@ -113,17 +99,8 @@ def _rename(notes: Notes, old: str, new: str) -> Path:
     if new.casefold() in taken and taken[new.casefold()] != old:
         raise NoteExists(f"note {excerpt(taken[new.casefold()])} already exists; pick another "
                          f"id, or delete it first (`notes delete {taken[new.casefold()]}`)")
-    first, second = sorted((old, new))
-    with store.locked(first) as one, store.locked(second) as two:
-        source, target = (one, two) if first == old else (two, one)
-        links = [link for link, points in store.inner_links()
-                 if Path(os.path.realpath(points)) == Path(os.path.realpath(source))]
-        _move_file(source, target, "rename the note", exclusive=True)
-        for link in links:
-            _repoint(link, target)
-    _tidy_folders(source.parent, notes.config.notes_dir)
     try:
-        notes.ledger.rename(old, new)
+        target = notes.commits.rename(old, new)
     except sqlite3.Error as exc:
         raise StorageError(f"the note is renamed, but the history ledger cannot follow "
                            f"({exc}); `notes check --accept --note {new}` records it") from exc
@@ -164,34 +141,6 @@ def _existing(notes: Notes, note: str) -> str:
     if not path.is_file():
         raise NoteNotFound(missing_note_message(note_id, notes.store.note_ids()))
     return note_id
-
-
-def _move_file(source: Path, target: Path, doing: str, exclusive: bool = False) -> None:
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if exclusive and (target.exists() or target.is_symlink()):
-            raise NoteExists(f"{target} already exists; pick another id")
-        try:
-            os.rename(source, target)
-        except OSError as exc:
-            if exc.errno != 18:  # EXDEV: the state folder on another file system
-                raise
-            shutil.copy2(source, target, follow_symlinks=False)
-            os.unlink(source)
-    except OSError as exc:
-        raise path_error(exc, source, f"cannot {doing}") from exc
-
-
-def _repoint(link: Path, target: Path) -> None:
-    """A symbolic link of the store that pointed to the renamed note points to it again."""
-    relative = os.path.relpath(target, link.parent)
-    temporary = link.with_name(f".{link.name}.moving")
-    try:
-        os.symlink(relative, temporary)
-        os.replace(temporary, link)
-    except OSError:
-        if temporary.is_symlink():
-            temporary.unlink()
 
 
 def _tidy_folders(folder: Path, root: Path) -> None:

@@ -102,7 +102,9 @@ def apply_lines(notes: Notes, lines: list[tuple[str, str, str]], dry_run: bool =
 Step = tuple[str, str, str, str]  # entry, line, the note's text before it, after it
 
 
-def _steps(note: Note, note_id: str, pairs: list[tuple[str, str]], strict: bool) -> list[Step]:
+def _steps(note: Note, note_id: str, pairs: list[tuple[str, str]], strict: bool
+           ) -> tuple[list[Step], Note]:
+    """Each pair's step, and the note after the last one, parsed."""
     steps: list[Step] = []
     text, current = note.text, note
     for entry_id, line in pairs:
@@ -117,17 +119,17 @@ def _steps(note: Note, note_id: str, pairs: list[tuple[str, str]], strict: bool)
         steps.append((entry_id, line, text, after))
         if after != text:
             text, current = after, current.reparsed(after)
-    return steps
+    return steps, current
 
 
 def _apply_to_note(notes: Notes, note_id: str, pairs: list[tuple[str, str]], dry_run: bool,
                    strict: bool) -> list[Applied]:
     loaded = notes.store.load(note_id)
-    steps = _steps(loaded.note, note_id, pairs, strict)
+    steps, _ = _steps(loaded.note, note_id, pairs, strict)
     if not dry_run and any(before != after for _, _, before, after in steps):
-        def promoted(note: Note) -> str:
-            steps[:] = _steps(note, note_id, pairs, strict)  # as the note is under the lock
-            return steps[-1][3]
+        def promoted(note: Note) -> Note:
+            steps[:], after = _steps(note, note_id, pairs, strict)  # as under the lock
+            return after
 
         _write(notes, note_id, promoted)
         for entry_id, line, before, after in steps:
@@ -193,13 +195,12 @@ def _questions_for(notes: Notes, note_id: str, entry: Section, days: int) -> lis
             and c.section == entry.id and c.query]
 
 
-def _write(notes: Notes, note_id: str, edit: Callable[[Note], str]) -> str:
+def _write(notes: Notes, note_id: str, edit: Callable[[Note], Note | str]) -> str:
     """Write the note through the store's one write path (its lock, the history ledger's
     merge, the replace-if-unchanged): an edit of the whole text, so that a promotion is one
     inserted line and its undo gives back the exact bytes (``update_state`` rewrites the
     state's blank lines). Returns the text written."""
-    _, path, _, _ = notes._change(note_id, edit)
-    return path.read_text(encoding="utf-8")
+    return notes.commits.commit(note_id, edit).loaded.note.text
 
 
 # -- the journal: what each promotion changed, to take it back exactly ------------------------

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memory.errors import NoteLostContent, NotesError
 from memory.model.note import Note
@@ -43,8 +44,10 @@ from memory.state.ledger import Change, Ledger, NoteRecord
 from memory.state.safe_files import settled, write_atomic
 from memory.state.store import LoadedNote, Store
 
+if TYPE_CHECKING:
+    from memory.state.commit import Committer
+
 Notify = Callable[[str], None]
-Rewrite = Callable[[str, Callable[[Note], str]], None]  # (note id, edit): a locked write
 CODES = {"changed": "history-changed", "removed": "history-removed",
          "moved": "history-moved", "inserted": "history-inserted",
          "note-removed": "history-note-removed"}
@@ -207,41 +210,40 @@ class HistoryGuard:
         return [_problem(drift, nid, lost) for drift, nid, lost in found]
 
     # -- repairing ---------------------------------------------------------------------
-    def restore(self, rewrite: Rewrite, note_id: str | None = None,
+    def restore(self, commits: Committer, note_id: str | None = None,
                 saved_dir: Path | None = None) -> list[Repair]:
-        """Put every drifted history back as recorded, byte for byte, through ``rewrite``
-        (the store's one locked write path: it waits for an editor mid-save); whatever that
-        takes out is saved to a file under ``saved_dir`` once the note is written, and
-        named in the repair. A restore whose result would not read back as recorded is
-        refused, and nothing is written."""
+        """Put every drifted history back as recorded, byte for byte, through ``commits``
+        (the store's one write path, without its merge: it waits for an editor mid-save,
+        records and re-indexes what it writes); whatever that takes out is saved to a file
+        under ``saved_dir`` once the note is written, and named in the repair. A restore
+        whose result would not read back as recorded is refused, and nothing is written."""
         repairs: list[Repair] = []
         for nid, record, note in self._compared(note_id):
             found = drifts(record, note)
             if found:
-                repairs += self._restore_note(nid, record, found, rewrite, saved_dir)
+                repairs += self._restore_note(nid, record, found, commits, saved_dir)
         return repairs
 
     def _restore_note(self, note_id: str, record: NoteRecord, found: list[Drift],
-                      rewrite: Rewrite, saved_dir: Path | None) -> list[Repair]:
-        if not self.store.path_for(note_id).is_file():
-            with self.store.locked(note_id) as path:
-                if not path.is_file():
-                    write_atomic(path, _recreated(note_id, record))
-                    return [Repair(note_id, d.entry, d.kind, "recreated") for d in found]
+                      commits: Committer, saved_dir: Path | None) -> list[Repair]:
+        if not self.store.path_for(note_id).is_file() and \
+                commits.create(note_id, _recreated(note_id, record)) is not None:
+            return [Repair(note_id, d.entry, d.kind, "recreated") for d in found]
         taken: list[str] = []
 
-        def edit(note: Note) -> str:
+        def edit(note: Note) -> Note:
             text, out = restored(self._record(note_id), note)
-            problem = restore_problem(self._record(note_id), note.reparsed(text))
+            after = note.reparsed(text)
+            problem = restore_problem(self._record(note_id), after)
             if problem:
                 raise NoteLostContent(
                     f"{note_id}.md: its history cannot be restored as recorded ({problem}); "
                     f"nothing was written. Fix the file by hand, or run `notes check "
                     f"--accept --note {note_id}` to take it as it is")
             taken[:] = out
-            return text
+            return after
 
-        rewrite(note_id, edit)
+        commits.commit(note_id, edit, merge=False)
         where = _save_taken(saved_dir, note_id, taken)
         saved = f" (saved to {where})" if where else ""
         return [Repair(note_id, d.entry, d.kind, f"taken out{saved}" if d.kind == "inserted"

@@ -1,8 +1,9 @@
 """Writing files so that nothing is lost: the one atomic-write helper, and compare-and-swap.
 
-Every file the store writes goes through :func:`write_atomic`: a temporary file in the same
-folder, fsynced, renamed over the target, the folder fsynced. A crash at any moment leaves
-either the old file or the new one, never a mix.
+Every file the package writes whole goes through :func:`write_atomic` (or, for a writer that
+fills the file itself, :func:`atomic_file`): a temporary file in the same folder, fsynced,
+renamed over the target, the folder fsynced. A crash at any moment leaves either the old file
+or the new one, never a mix. Note files are written only by :mod:`memory.state.commit`.
 
 Notes are also edited by people and their editors, which take no lock of ours. So a note is
 replaced only through :func:`replace_if_unchanged`: the caller read a :class:`Snapshot` of the
@@ -17,6 +18,7 @@ OS errors that a user can cause (disk full, read-only, no permission) become
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import glob
@@ -24,6 +26,7 @@ import hashlib
 import os
 import signal
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,7 +121,51 @@ def write_atomic(path: Path, text: str | bytes, mode: int | None = None,
     """Write ``path`` whole or not at all (temporary file, fsync, rename, fsync folder).
     ``durable=False`` skips both fsyncs, for a cache whose loss costs only a re-read: after
     a power cut it may be missing, old or empty, never a mix of two writes."""
-    tmp = _write_temp(path, text, mode, durable)
+    _move_in(_write_temp(path, text, mode, durable), path, durable)
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path, durable: bool = True) -> Iterator[Path]:
+    """:func:`write_atomic` for a writer that fills the file itself (SQLite, a stream):
+    the block gets the temporary name beside ``path`` to fill; when it ends without an
+    error the file is fsynced and renamed over ``path`` (the folder fsynced), otherwise it
+    is removed and ``path`` is left as it was."""
+    tmp = temp_beside(path)
+    try:
+        yield tmp
+        finish_atomic(tmp, path, durable)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def temp_beside(path: Path) -> Path:
+    """The temporary name a writer fills before :func:`finish_atomic` puts it in place (the
+    folder made, the temp files of dead writers removed)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temp_files(path)
+    except OSError as exc:
+        raise storage_error(exc, f"write {path}") from exc
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def finish_atomic(tmp: Path, path: Path, durable: bool = True) -> None:
+    """The end of every atomic write: ``tmp`` fsynced, renamed over ``path``, the folder
+    fsynced (``durable=False``: neither fsync); ``tmp`` is gone afterwards either way."""
+    if durable:
+        try:
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise storage_error(exc, f"write {path}") from exc
+    _move_in(tmp, path, durable)
+
+
+def _move_in(tmp: Path, path: Path, durable: bool) -> None:
     try:
         os.replace(tmp, path)
     except OSError as exc:
@@ -129,11 +176,11 @@ def write_atomic(path: Path, text: str | bytes, mode: int | None = None,
         fsync_folder(path.parent)
 
 
-def create_new(path: Path, text: str) -> bool:
+def create_new(path: Path, text: str, mode: int = 0o644) -> bool:
     """Create ``path`` whole with ``text`` unless a file is already there (then False and
     nothing written): the new file is linked into place, which fails if the name is taken,
     so a file an editor created meanwhile is never replaced."""
-    tmp = _write_temp(path, text, 0o644)
+    tmp = _write_temp(path, text, mode)
     try:
         os.link(tmp, path)
     except FileExistsError:
@@ -141,16 +188,16 @@ def create_new(path: Path, text: str) -> bool:
     except OSError as exc:
         if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
             raise storage_error(exc, f"create {path}") from exc
-        return _create_exclusive(path, text)  # a file system without hard links
+        return _create_exclusive(path, text, mode)  # a file system without hard links
     finally:
         tmp.unlink(missing_ok=True)
     fsync_folder(path.parent)
     return True
 
 
-def _create_exclusive(path: Path, text: str) -> bool:
+def _create_exclusive(path: Path, text: str, mode: int) -> bool:
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     except FileExistsError:
         return False
     except OSError as exc:
@@ -234,12 +281,12 @@ def expected_mode(path: Path) -> int:
 
 def _write_temp(path: Path, text: str | bytes, mode: int | None, durable: bool = True) -> Path:
     data = text.encode("utf-8") if isinstance(text, str) else text
+    tmp = temp_beside(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_temp_files(path)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            with open(tmp, "wb") as handle:
+            # made private, then given its mode: a secret is never readable in between
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
                 if durable:

@@ -1,11 +1,10 @@
-"""The notes on disk: find, confine, read and atomically write note files.
+"""The notes on disk: find, confine and read note files; their locks and snapshots.
 
-This is the only module that touches the notes tree. Note ids are relative paths without
-``.md`` (``infra/search``); every id is checked before it becomes a path, so nothing reads or
-writes outside the store. Writes go to a temporary file in the same folder, are fsynced and
-renamed over the note (:mod:`memory.state.safe_files`), under a per-note lock file kept in the state
-folder; a change to an existing note is a compare-and-swap against the snapshot it was
-computed from.
+Note ids are relative paths without ``.md`` (``infra/search``); every id is checked before
+it becomes a path, so nothing reads or writes outside the store. What writes a note is
+:mod:`memory.state.commit`, the one write path: under the per-note lock file kept in the
+state folder (:meth:`Store.locked`), a compare-and-swap against the :meth:`Store.snapshot`
+the change was computed from.
 """
 
 from __future__ import annotations
@@ -27,13 +26,7 @@ from typing import TYPE_CHECKING
 from memory.config import Config
 from memory.errors import InvalidNoteId, NoteNotFound
 from memory.model.text import excerpt
-from memory.state.safe_files import (
-    Snapshot,
-    read_snapshot,
-    replace_if_unchanged,
-    storage_error,
-    write_atomic,
-)
+from memory.state.safe_files import Snapshot, read_snapshot, storage_error
 
 if TYPE_CHECKING:  # the parser is imported when a note is first read (see load_bytes)
     from memory.model.front_matter import Problem
@@ -196,17 +189,20 @@ class Store:
             else _read_head(path, self.config.max_note_bytes)
         return self.load_bytes(note_id, path, raw, path.stat().st_size)
 
-    def load_bytes(self, note_id: str, path: Path, raw: bytes, size: int) -> LoadedNote:
+    def load_bytes(self, note_id: str, path: Path, raw: bytes, size: int,
+                   parsed: Note | None = None) -> LoadedNote:
         """The note parsed from ``raw``; the same bytes parsed a moment ago are not parsed
         again (the last ``PARSED_NOTES`` notes, ``PARSED_BYTES`` at most, are kept by their
-        hash, so an edited file, whatever its time stamps say, is always parsed anew)."""
+        hash, so an edited file, whatever its time stamps say, is always parsed anew).
+        ``parsed``: those bytes parsed already (a write's edit), taken when it was parsed
+        as the store parses that note."""
         digest = hashlib.sha256(raw).hexdigest()
         key = (note_id, str(path), size, len(raw), digest)  # size: the too-large problem
         with self._parsed_lock:
             if key in self._parsed:
                 self._parsed.move_to_end(key)
                 return self._parsed[key]
-        loaded = self._parse(note_id, path, raw, size, digest)
+        loaded = self._parse(note_id, path, raw, size, digest, parsed)
         if len(raw) > PARSED_BYTES:
             return loaded
         with self._parsed_lock:
@@ -218,8 +214,16 @@ class Store:
                 self._parsed_bytes -= old_key[3]
         return loaded
 
+    def written(self, note_id: str, path: Path, text: str,
+                parsed: Note | None = None) -> LoadedNote:
+        """A note as a write has just put ``text`` in its file, from the write's own parse
+        (``parsed``) when it has one: kept as if read back, so that the next read of the
+        same bytes parses nothing."""
+        raw = text.encode("utf-8")
+        return self.load_bytes(note_id, path, raw, len(raw), parsed)
+
     def _parse(self, note_id: str, path: Path, raw: bytes, size: int,
-               digest: str) -> LoadedNote:
+               digest: str, parsed: Note | None = None) -> LoadedNote:
         from memory.model.front_matter import Problem  # here: a search reads no note
         from memory.model.note import parse_note
 
@@ -235,9 +239,14 @@ class Store:
             return LoadedNote(note_id, path, empty, digest, tuple(problems), indexable=False,
                               size=size)
         text = _decode(raw, problems)
-        note = parse_note(text, fallback_title=note_id.split("/")[-1],
-                          state_headings=self.config.state_headings,
-                          history_headings=self.config.history_headings)
+        fallback = note_id.split("/")[-1]
+        names = (self.config.state_headings, self.config.history_headings)
+        if parsed is not None and (parsed.text, parsed.fallback, parsed.names) == (
+                text, fallback, names):
+            note = parsed
+        else:
+            note = parse_note(text, fallback_title=fallback, state_headings=names[0],
+                              history_headings=names[1])
         if not raw.strip():
             problems.append(Problem(1, "empty", "file is empty; write a title, a state "
                                     "and a history, or delete it"))
@@ -273,14 +282,6 @@ class Store:
         except OSError as exc:
             raise storage_error(exc, f"read {path}") from exc
         return self.load_bytes(note_id, path, snap.raw, snap.size), snap
-
-    def write_atomic(self, path: Path, text: str) -> None:
-        """A new file, or one replaced whole on purpose (see safe_files.write_atomic)."""
-        write_atomic(path, text)
-
-    def replace_if_unchanged(self, path: Path, text: str, expected: Snapshot) -> None:
-        """Replace a note only if it is still ``expected`` (see safe_files)."""
-        replace_if_unchanged(path, text, expected)
 
 
 def validate_note_id(note_id: object) -> str:

@@ -24,6 +24,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from memory.errors import StorageError
+from memory.state.safe_files import atomic_file
+
 RANKS_FILE = "cl100k-ranks.sqlite"
 MAX_TEXT_CHARS = 4000  # longer texts are counted by the encoding itself
 MAX_PIECE_BYTES = 200  # a piece longer than this is left to the encoding (substrings: n²/2)
@@ -54,29 +57,24 @@ def encoding_stamp() -> str:
 def write_ranks(path: Path, encoding: Any) -> bool:
     """Write the table for ``encoding`` (a loaded tiktoken Encoding) atomically; False when
     the folder cannot be written (the table is only a shortcut)."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        temp.unlink(missing_ok=True)
-        db = sqlite3.connect(temp)
-        try:
-            db.execute("CREATE TABLE ranks (piece BLOB PRIMARY KEY, rank INTEGER NOT NULL) "
-                       "WITHOUT ROWID")
-            db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            db.executemany("INSERT INTO ranks VALUES (?, ?)",
-                           encoding._mergeable_ranks.items())
-            db.executemany("INSERT INTO meta VALUES (?, ?)",
-                           [("pattern", encoding._pat_str), ("name", encoding.name),
-                            ("stamp", encoding_stamp())])
-            db.commit()
-        finally:
-            db.close()
-        os.replace(temp, path)
-        return True
-    except (OSError, sqlite3.Error):
-        try:
+        with atomic_file(path) as temp:
             temp.unlink(missing_ok=True)
-        except OSError:
-            pass
+            db = sqlite3.connect(temp)
+            try:
+                db.execute("CREATE TABLE ranks (piece BLOB PRIMARY KEY, rank INTEGER NOT NULL) "
+                           "WITHOUT ROWID")
+                db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                db.executemany("INSERT INTO ranks VALUES (?, ?)",
+                               encoding._mergeable_ranks.items())
+                db.executemany("INSERT INTO meta VALUES (?, ?)",
+                               [("pattern", encoding._pat_str), ("name", encoding.name),
+                                ("stamp", encoding_stamp())])
+                db.commit()
+            finally:
+                db.close()
+        return True
+    except (OSError, sqlite3.Error, StorageError):
         return False
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hmac
 import json
-import os
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from urllib.parse import urlsplit
 
 from memory.config import Config
 from memory.errors import ConfigError
+from memory.state.safe_files import create_new
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -112,20 +112,7 @@ def token_from_file(path: Path) -> str:
 def _make_token_file(path: Path) -> None:
     """Write a fresh token under a temporary name, then link it into place (atomic; a
     server starting at the same moment keeps the one that won)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(secrets.token_urlsafe(32) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass
-    finally:
-        tmp.unlink(missing_ok=True)
+    create_new(path, secrets.token_urlsafe(32) + "\n", mode=0o600)
 
 
 def _check_token(token: str, where: str, fix: str) -> None:

@@ -40,7 +40,7 @@ from memory.index import (
     parse_query,
 )
 from memory.model.results import NoteSummary, WriteResult
-from memory.model.text import excerpt
+from memory.model.text import excerpt, split_lines
 from memory.retrieval import answers
 from memory.retrieval.ladder import Ladder, SectionMap, SectionText, Suggestions
 from memory.retrieval.levers import Levers, store_levers
@@ -237,8 +237,22 @@ class Notes:
                           ) -> list[tuple[StoredPart, float]]:
         """The ``limit`` best paragraphs of the store and their scores, ``context`` blended
         in as for ``suggest``."""
-        hits, _ = self.ladder.search(parse_query(query, context), "paragraph", limit)
+        with self.scoped():
+            hits, _ = self.ladder.search(parse_query(query, context), "paragraph", limit)
         return [(h.doc, h.score) for h in hits]
+
+    def block_lines(self, note: str, span: tuple[int, int]) -> str | None:
+        """Lines ``span`` (``start``, ``end``: a stored block's ``lines``) of the note's file
+        as it is, unparsed (a cold hook that shows one block loads no parser), within what
+        is indexed of it (``max_note_bytes``); None when the file went away or is now
+        shorter than the block."""
+        try:
+            raw = self.store.read_head(note)
+        except (OSError, NotesError):
+            return None
+        lines = split_lines(raw.decode("utf-8", errors="replace"))
+        start, end = span
+        return "".join(lines[start:end]) if end <= len(lines) else None
 
     def leave_out(self, note_ids: Iterable[str]) -> None:
         """Leave these notes out of every search from now on (a bench's question asked
@@ -263,6 +277,17 @@ class Notes:
 
     def count_tokens(self, text: str) -> int:
         return self.counter.count(text)
+
+    def keep_token_ranks(self) -> None:
+        """When this process loaded the token encoding, keep the ranks of what it counted,
+        so that the next cold process (a prompt hook) counts them without loading it."""
+        if self.counter.encoding_loaded():
+            self.counter.save_ranks()
+
+    def notify(self, message: str) -> None:
+        """Tell the user ``message`` as this store tells its notices (stderr, the server's
+        log, or nothing for a hook)."""
+        self.index.notify(message)
 
     def dense_reader(self) -> DenseReader:
         """The semantic lever's vectors block by block (ConfigError without the extra)."""

@@ -18,8 +18,8 @@ from memory.bench.reader import Paragraph
 from memory.bench.report import wilson, write_report
 from memory.bench.run import RunResult, run_bench
 from memory.fronts import render
+from memory.hook.answer import hook_text, topic_words
 from memory.index import parse_query
-from memory.services.hook import hook_text, topic_words
 
 NOTES = {
     "infra/redis": """---
@@ -225,8 +225,7 @@ def expected_tokens(notes: Notes, folder: Path, query: str, gold: str) -> dict[s
             "recall-flat@1000": recalled(1000, hierarchy=False),
             **{f"fragments@{k}": joined(k) for k in (2, 5, 10, 20, 40, 80)},
             "hybrid": joined(5) + climb(route(paragraphs[:5])),
-            "hook": count(hook_text(notes.ladder, notes.counter,
-                                    notes.suggest(topic_words(query), 4),
+            "hook": count(hook_text(notes, notes.suggest(topic_words(query), 4),
                                     topic_words(query), None, evidence=True)),
             "states": table + sum(count(render.section_text(notes.read_section(n, "state")))
                                   for n in top)}

@@ -5,7 +5,11 @@
   ``python -m memory``: the CLI) imports memory.fronts: the arrows run down, from the fronts
   to the library, never back up;
 - nothing under memory/ edits sys.path: what the library needs it imports as a package (the
-  project's own measures live in benchmarks/, run with ``python -m benchmarks``).
+  project's own measures live in benchmarks/, run with ``python -m benchmarks``);
+- the prompt hook is one package, memory/hook/, imported only by the front ends that start it
+  (the ``notes`` script, the CLI, the MCP server) and the bench that measures its answer; the
+  part every hook process runs (its ``__init__`` and ``client``) imports, at the top, the
+  standard library's few light modules and memory.locate only.
 """
 
 from __future__ import annotations
@@ -60,6 +64,38 @@ def test_no_sys_path_edits_in_the_library() -> None:
     assert wrong == []
 
 
+HOOK = Path("memory", "hook")
+HOOK_USERS = (Path("memory", "fronts"), Path("memory", "bench"), HOOK)
+# what a hook answered by the server may import before it asks (tests/test_hook_socket.py
+# checks the whole process's list)
+HOOK_LIGHT = {"__future__", "collections.abc", "typing", "json", "os", "socket", "stat",
+              "struct", "sys", "time", "pathlib", "memory.locate"}
+
+
+def _top_level_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """The modules imported when the module is (not those of a function, nor under
+    ``if TYPE_CHECKING``)."""
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield node.lineno, node.module
+
+
+def test_only_the_fronts_and_the_bench_import_the_hook() -> None:
+    wrong = [f"{path}:{line}: {name}" for path, tree in _modules()
+             if not any(path.is_relative_to(user) for user in HOOK_USERS)
+             for line, name in _imported(tree) if _is(name, "memory.hook")]
+    assert wrong == []
+
+
+def test_the_hook_process_imports_little_before_it_asks() -> None:
+    light = [HOOK / "__init__.py", HOOK / "client.py", Path("memory", "fronts", "entry.py")]
+    wrong = [f"{path}:{line}: {name}" for path, tree in _modules() if path in light
+             for line, name in _top_level_imports(tree) if name not in HOOK_LIGHT]
+    assert wrong == []
+
+
 def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     """The checks find each kind of breach in a module written for the purpose."""
     tree = ast.parse("import sys\nimport whoosh.index\n\ndef f():\n"
@@ -68,3 +104,7 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     assert any(_is(n, "whoosh") for n in names)
     assert any(_is(n, "memory.fronts") for n in names)
     assert any(isinstance(n, ast.Attribute) and n.attr == "path" for n in ast.walk(tree))
+    hook = ast.parse("import dataclasses\nfrom memory.hook.answer import run_hook\n")
+    assert [n for _, n in _top_level_imports(hook) if n not in HOOK_LIGHT] == \
+        ["dataclasses", "memory.hook.answer"]
+    assert any(_is(n, "memory.hook") for _, n in _imported(hook))

@@ -429,7 +429,7 @@ def hook_user_prompt(ctx: click.Context) -> None:
     Example:
       echo '{"prompt": "how do we deploy?"}' | notes --example hook user-prompt
     """
-    from memory.services import hook as prompt_hook
+    from memory import hook as prompt_hook
 
     lazy: _LazyNotes = ctx.find_root().obj
-    prompt_hook.main(lazy.config)
+    prompt_hook.run(prompt_hook.HookArgs(lazy.notes_dir, lazy.state_dir, lazy.example))

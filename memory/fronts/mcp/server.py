@@ -40,7 +40,7 @@ from memory.fronts import render
 from memory.fronts.mcp.http_guard import HttpSettings
 from memory.fronts.mcp.stdio_guard import run_stdio
 from memory.fronts.mcp.tool_args import argument_problem
-from memory.services.hook_socket import HookSocket
+from memory.hook.socket import HookSocket, answer_hooks
 from memory.services.stores import describe_store
 
 SERVER_NAME = "notes"
@@ -380,16 +380,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def start_hook_socket(notes: Notes) -> HookSocket | None:
     """Answer `notes hook user-prompt` for this store from this process (the socket
-    `<state>/run/hook.sock`, :mod:`memory.services.hook_socket`); None if it cannot listen
-    (logged: the hooks then answer in their own process)."""
-    from memory.services import hook
-
-    listener = HookSocket(notes.config.state_dir,
-                          lambda request: hook.serve_request(notes, request),
-                          lambda message: log.warning("%s", message))
-    if not listener.start():
-        return None
-    log.info("answering the prompt hook on %s", listener.path)
+    `<state>/run/hook.sock`, :mod:`memory.hook.socket`); None if it cannot listen (logged:
+    the hooks then answer in their own process)."""
+    listener = answer_hooks(notes, lambda message: log.warning("%s", message))
+    if listener is not None:
+        log.info("answering the prompt hook on %s", listener.path)
     return listener
 
 

@@ -216,8 +216,8 @@ def expected_tokens(notes: Notes, folder: Path, query: str, gold: str) -> dict[s
         return total
 
     def recalled(budget: int, hierarchy: bool = True) -> int:
-        gathered = notes.ladder.gather(query, hierarchy=hierarchy)
-        return count(render.recalled(notes.ladder.fill(gathered, budget)))
+        gathered = notes._ladder.gather(query, hierarchy=hierarchy)
+        return count(render.recalled(notes._ladder.fill(gathered, budget)))
 
     return {"ladder@1": table + climb(top[0]), "ladder@2": table + sum(map(climb, top[:2])),
             "ladder-oracle": climb(gold), "ladder-zoom@1": table + zoom(top[0]),

@@ -9,7 +9,10 @@
 - the prompt hook is one package, memory/hook/, imported only by the front ends that start it
   (the ``notes`` script, the CLI, the MCP server) and the bench that measures its answer; the
   part every hook process runs (its ``__init__`` and ``client``) imports, at the top, the
-  standard library's few light modules and memory.locate only.
+  standard library's few light modules and memory.locate only;
+- ``Notes`` (memory/api.py) is the one composition root: no shipped module but memory/api.py
+  reaches its parts (its private attributes, and the store, index, token counter and
+  history it composes); they use its public methods.
 """
 
 from __future__ import annotations
@@ -96,6 +99,48 @@ def test_the_hook_process_imports_little_before_it_asks() -> None:
     assert wrong == []
 
 
+API = Path("memory", "api.py")
+# the parts Notes composes that still have public names inside memory/api.py (its write path
+# uses them); outside it they are as private as its underscored attributes
+NOTES_PARTS = {"store", "index", "counter", "history", "ledger"}
+
+
+def _notes_private() -> set[str]:
+    """The underscored attributes Notes sets on itself (its private parts)."""
+    tree = ast.parse((ROOT / API).read_text(encoding="utf-8"))
+    notes = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Notes")
+    return {node.attr for node in ast.walk(notes) if isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+            and node.value.id == "self" and node.attr.startswith("_")}
+
+
+def _reaches(tree: ast.Module, private: set[str]) -> Iterator[tuple[int, str]]:
+    """``x._part`` of a private attribute of Notes on anything but ``self``, and
+    ``notes.part`` (``self.notes.store``, ``reader.notes.index``) of a part it composes."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        owner = ast.unparse(node.value)
+        if node.attr in private and owner not in ("self", "cls"):
+            yield node.lineno, f"{owner}.{node.attr}"
+        elif node.attr in NOTES_PARTS and owner.split(".")[-1].lower().endswith("notes"):
+            yield node.lineno, f"{owner}.{node.attr}"
+
+
+def _shipped() -> Iterator[tuple[Path, ast.Module]]:
+    yield from _modules()
+    shim = ROOT / "mcp_server.py"
+    yield Path(shim.name), ast.parse(shim.read_text(encoding="utf-8"), str(shim))
+
+
+def test_only_the_api_reaches_the_parts_of_notes() -> None:
+    private = _notes_private()
+    assert {"_ladder", "_scope", "_usage"} <= private
+    wrong = [f"{path}:{line}: {reach}" for path, tree in _shipped() if path != API
+             for line, reach in _reaches(tree, private)]
+    assert wrong == []
+
+
 def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     """The checks find each kind of breach in a module written for the purpose."""
     tree = ast.parse("import sys\nimport whoosh.index\n\ndef f():\n"
@@ -108,3 +153,8 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     assert [n for _, n in _top_level_imports(hook) if n not in HOOK_LIGHT] == \
         ["dataclasses", "memory.hook.answer"]
     assert any(_is(n, "memory.hook") for _, n in _imported(hook))
+    reaching = ast.parse("def f(notes, reader):\n    notes._ladder.suggest('x')\n"
+                         "    reader.notes.store.load('a')\n    self._ladder.close()\n"
+                         "    ladder.store.read_head('a')\n")
+    assert [r for _, r in _reaches(reaching, _notes_private())] == \
+        ["notes._ladder", "reader.notes.store"]

@@ -41,11 +41,11 @@ def delete_note(notes: Notes, note: str, now: dt.datetime | None = None) -> Mana
     note_id = _existing(notes, note)
     stamp = (now or dt.datetime.now()).strftime(_STAMP)
     target = notes.config.state_dir / TRASH / stamp / f"{note_id}.md"
-    with notes.store.locked(note_id) as path:
+    with notes.locked(note_id) as path:
         _move_file(path, target, "move the note to the trash")
     _tidy_folders(path.parent, notes.config.notes_dir)
     try:
-        notes.ledger.forget(note_id)
+        notes.forget_note(note_id)
     except sqlite3.Error as exc:
         raise StorageError(f"the note is in the trash ({target}), but the history ledger "
                            f"cannot forget it ({exc}); `notes check --accept --note "
@@ -76,13 +76,13 @@ def restore_note(notes: Notes, note: str) -> Managed:
                            f"({notes.config.state_dir / TRASH} holds {held}); `notes delete "
                            "--restore` takes a note id from that list")
     source = copies[0]
-    with notes.store.locked(note_id) as path:
+    with notes.locked(note_id) as path:
         if path.exists() or path.is_symlink():
             raise NoteExists(f"note {excerpt(note_id)} exists again; move it away first "
                              f"(`notes move {note_id} NEW`), then restore")
         _move_file(source, path, "put the note back")
     _tidy_folders(source.parent, notes.config.state_dir / TRASH)
-    notes.history.observe([notes.store.load(note_id)], written=True)
+    notes.record_note(note_id)
     notes.refresh_index()
     return Managed(note_id, "restored", str(path), f"from {source}")
 
@@ -95,7 +95,7 @@ def move_note(notes: Notes, old: str, new: str | None, project: str | None = Non
         raise InvalidArgument("give the new id (`notes move OLD NEW`) or a project "
                               "(`--project KEY`, `.` or `none`)")
     target = validate_note_id(new) if new is not None else note_id
-    path = notes.store.path_for(note_id)
+    path = notes.note_path(note_id)
     detail = []
     if target != note_id:
         path = _rename(notes, note_id, target)
@@ -108,30 +108,24 @@ def move_note(notes: Notes, old: str, new: str | None, project: str | None = Non
 
 
 def _rename(notes: Notes, old: str, new: str) -> Path:
-    store = notes.store
-    taken = {n.casefold(): n for n in store.note_ids()}
+    taken = {n.casefold(): n for n in notes.note_ids()}
     if new.casefold() in taken and taken[new.casefold()] != old:
         raise NoteExists(f"note {excerpt(taken[new.casefold()])} already exists; pick another "
                          f"id, or delete it first (`notes delete {taken[new.casefold()]}`)")
     first, second = sorted((old, new))
-    with store.locked(first) as one, store.locked(second) as two:
+    with notes.locked(first) as one, notes.locked(second) as two:
         source, target = (one, two) if first == old else (two, one)
-        links = [link for link, points in store.inner_links()
+        links = [link for link, points in notes.inner_links()
                  if Path(os.path.realpath(points)) == Path(os.path.realpath(source))]
         _move_file(source, target, "rename the note", exclusive=True)
         for link in links:
             _repoint(link, target)
     _tidy_folders(source.parent, notes.config.notes_dir)
     try:
-        notes.ledger.rename(old, new)
+        notes.follow_rename(old, new)
     except sqlite3.Error as exc:
         raise StorageError(f"the note is renamed, but the history ledger cannot follow "
                            f"({exc}); `notes check --accept --note {new}` records it") from exc
-    if notes.usage is not None:
-        try:
-            notes.usage.rename(old, new)
-        except (sqlite3.Error, OSError) as exc:
-            notes.index.notify(f"notes: the usage log still names {old} ({exc})")
     record = ImportRecord.load(notes.config.state_dir)
     if record.renamed(old, new):
         record.save(notes.config.state_dir)
@@ -159,10 +153,10 @@ def with_project(note: Note, project: str) -> str:
 
 
 def _existing(notes: Notes, note: str) -> str:
-    note_id = notes.store.note_id_of(note)
-    path = notes.store.path_for(note_id)
+    note_id = notes.note_id_of(note)
+    path = notes.note_path(note_id)
     if not path.is_file():
-        raise NoteNotFound(missing_note_message(note_id, notes.store.note_ids()))
+        raise NoteNotFound(missing_note_message(note_id, notes.note_ids()))
     return note_id
 
 

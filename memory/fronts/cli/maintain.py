@@ -77,7 +77,7 @@ def _with_progress(run: Callable[[Callable[[int, int], None]], Done],
 def _index_summary(report: RefreshReport, notes: Notes) -> str:
     how = "rebuilt" if report.rebuilt else "refreshed"
     return (f"index {how}: {len(report.indexed)} notes indexed, {len(report.removed)} removed, "
-            f"{report.unchanged} unchanged ({notes.index.dir})")
+            f"{report.unchanged} unchanged ({notes.index_dir})")
 
 
 @cli.command()
@@ -154,7 +154,7 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
     Example:
       notes watch --quiet-seconds 2
     """
-    from memory.state.watch import Watcher, guarded, print_error
+    from memory.state.watch import guarded, print_error
 
     notes = _notes(ctx)
     done = threading.Event()
@@ -188,8 +188,7 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
     notes.refresh_index()
     notes.tidy_index()
     # an error is printed (Error: ...) and watching goes on: the next change may succeed
-    watcher = Watcher(notes.config.notes_dir, changed, reconcile, quiet_seconds, on_idle=tidy,
-                      ignore=notes.config.state_dir)
+    watcher = notes.watcher(changed, reconcile, quiet_seconds, on_idle=tidy)
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     watcher.start()
     click.echo(f"watching {notes.config.notes_dir} (Ctrl-C to stop)", err=True)

@@ -239,10 +239,8 @@ def _add_write_tools(mcp: FastMCP, notes: Notes) -> None:
 
 def start_watcher(notes: Notes) -> Any:
     """Keep the index fresh while the server runs (watchdog, debounced)."""
-    from memory.state.watch import Watcher
-
     def refresh(_: object = None) -> None:
-        report = notes.index.refresh()
+        report = notes.catch_up()
         if report.indexed or report.removed:
             log.info("re-indexed %s", ", ".join(report.indexed + report.removed))
 
@@ -256,8 +254,7 @@ def start_watcher(notes: Notes) -> Any:
             return
         log.error("keeping the index fresh failed", exc_info=exc)
 
-    watcher = Watcher(notes.config.notes_dir, refresh, refresh,
-                      on_idle=notes.when_idle, on_error=failed, ignore=notes.config.state_dir)
+    watcher = notes.watcher(refresh, refresh, on_idle=notes.when_idle, on_error=failed)
     watcher.start()
     return watcher
 
@@ -290,7 +287,7 @@ def measure_costs(config: Config, questions: Path | None = None) -> dict[str, An
                   notify=lambda message: log.warning("%s", message))
     try:
         tools = asyncio.run(catalog(create_server(config, notes=notes)))
-        count = notes.counter.count
+        count = notes.count_tokens
         per_tool = {t["name"]: count(compact_json(t)) for t in tools}
         per_tool["instructions"] = count(INSTRUCTIONS)  # sent once per session, like the catalog
         answers, read = _typical_answers(notes, count)
@@ -299,7 +296,7 @@ def measure_costs(config: Config, questions: Path | None = None) -> dict[str, An
             from memory.services.framing import measure_framing
 
             framing = {name: dataclasses.asdict(f) | {"share": round(f.share, 4)}
-                       for name, f in measure_framing(notes.ladder, questions).items()}
+                       for name, f in measure_framing(notes, questions).items()}
     finally:
         notes.close()
     return {"tools": per_tool, "catalog_total": sum(per_tool.values()),
@@ -315,7 +312,7 @@ def _typical_answers(notes: Notes, count: Callable[[str], int]
     suggested = notes.suggest(TYPICAL_QUERY)
     answers = {"suggest": count(render.suggestions(suggested))}
     # the question's best note; on a store where it matches nothing, the store's first note
-    top = suggested.hits[0].note if suggested.hits else next(iter(notes.store.note_ids()), None)
+    top = suggested.hits[0].note if suggested.hits else next(iter(notes.note_ids()), None)
     if top is None:
         return answers, "nothing (the store has no notes)"
     mapped = notes.section_map(top, TYPICAL_QUERY)
@@ -417,7 +414,7 @@ def serve(config: Config, read_only: bool = False, http: HttpSettings | None = N
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     log.info("serving the %s", describe_store(config))
     notes = server_notes(config)
-    notes.ladder.freshen()  # an index that cannot be written yet still serves what it holds
+    notes.freshen()  # an index that cannot be written yet still serves what it holds
     mcp = create_server(config, read_only, notes)
     watcher = start_watcher(notes)
     start_embedding(notes)

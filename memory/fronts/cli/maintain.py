@@ -23,6 +23,7 @@ from memory.fronts.cli import (
     cli,
     json_option,
     output_folder,
+    translated,
 )
 from memory.fronts.mcp.http_guard import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S
 from memory.index import RefreshReport
@@ -238,12 +239,37 @@ def serve(ctx: click.Context, read_only: bool, http_port: int | None, host: str 
     given = [name for name, value in http_only.items() if value]
     if given and http_port is None:
         raise click.UsageError(f"{', '.join(given)} go with --http PORT")
-    config = _notes(ctx).config
+    lazy: _LazyNotes = ctx.find_root().obj
+    config = lazy.config()
     http = None if http_port is None else http_settings(
         config, http_port, host, allow_hosts, token_file, max_sessions, session_idle)
     from memory.fronts.mcp import server as mcp_server
 
     mcp_server.serve(config, read_only, http, hook_socket=not no_hook_socket)
+
+
+class _ServeScript(click.Command):
+    """``python mcp_server.py``: `notes serve` with the store options of `notes` itself,
+    as one command (the same options, checks and errors)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return translated(ctx, lambda: super(_ServeScript, self).invoke(ctx))
+
+
+def serve_script() -> click.Command:
+    """The command ``python mcp_server.py`` runs (:func:`memory.fronts.mcp.server.main`):
+    ``notes [--notes DIR] [--state-dir DIR] [--example] serve [OPTIONS]`` as one command
+    line, ``mcp_server.py [OPTIONS]``."""
+    store_options = [p for p in cli.params if p.name in ("notes_dir", "state_dir", "example")]
+
+    @click.pass_context
+    def run(ctx: click.Context, /, notes_dir: str | None, state_dir: str | None, example: bool,
+            **options: Any) -> None:
+        ctx.obj = _LazyNotes(notes_dir, state_dir, example)
+        ctx.invoke(serve, **options)
+
+    return _ServeScript("mcp_server.py", params=[*store_options, *serve.params], callback=run,
+                        help=serve.help, context_settings={"help_option_names": ["-h", "--help"]})
 
 
 @cli.command()

@@ -4,14 +4,13 @@ Thin tools over :class:`memory.api.Notes`; the only module that imports fastmcp.
 the same compact text the CLI prints. Library errors become MCP tool errors whose text names
 the next step. Logs go to stderr only: on stdio, stdout carries the protocol.
 
-Run: ``python mcp_server.py [--notes DIR] [--read-only] [--http PORT]`` or ``notes serve``.
+Run: ``notes serve`` or ``python mcp_server.py`` (the same options, and ``--notes DIR``).
 Over HTTP the app sits behind :mod:`memory.fronts.mcp.http_guard` (Host, Origin, token) and
 :mod:`memory.fronts.mcp.http_sessions` (a bound on live sessions).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import logging
@@ -34,7 +33,7 @@ from mcp.types import ToolAnnotations
 from pydantic import ValidationError as ArgumentsRejected
 
 from memory.api import Notes
-from memory.config import Config, load_config
+from memory.config import Config
 from memory.errors import NotesError
 from memory.fronts import render
 from memory.fronts.mcp.http_guard import HttpSettings
@@ -344,37 +343,6 @@ def over_budget(costs: dict[str, Any], budget: dict[str, Any]) -> list[str]:
     return problems
 
 
-HTTP_ONLY = ("host", "allow_host", "token_file", "max_sessions", "session_idle")
-
-
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="mcp_server.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--notes", help="notes folder (default: $NOTES_DIR, else the nearest "
-                        "store walking up from here, else your default store)")
-    parser.add_argument("--state-dir", help="index folder (default: NOTES/.notes)")
-    parser.add_argument("--read-only", action="store_true", help="serve only the read tools")
-    parser.add_argument("--no-hook-socket", action="store_true",
-                        help="do not answer the prompt hook (notes hook user-prompt) on the "
-                        "store's socket STATE/run/hook.sock")
-    parser.add_argument("--http", type=int, metavar="PORT",
-                        help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio")
-    parser.add_argument("--host", help="address to listen on (beyond loopback: needs a token)")
-    parser.add_argument("--allow-host", action="append", metavar="NAME",
-                        help="also answer to this Host/Origin name (repeatable)")
-    parser.add_argument("--token-file", action="store_true",
-                        help="require the bearer token in STATE/http-token (made if missing)")
-    parser.add_argument("--max-sessions", type=int, metavar="N", help="live HTTP sessions")
-    parser.add_argument("--session-idle", type=float, metavar="SECONDS",
-                        help="close an HTTP session idle this long")
-    args = parser.parse_args(argv)
-    given = [f"--{name.replace('_', '-')}" for name in HTTP_ONLY if getattr(args, name)]
-    if given and args.http is None:
-        parser.error(f"{', '.join(given)} go with --http PORT")
-    if min(args.max_sessions or 1, args.session_idle or 1) <= 0:
-        parser.error("--max-sessions and --session-idle must be positive")
-    return args
-
-
 def start_hook_socket(notes: Notes) -> HookSocket | None:
     """Answer `notes hook user-prompt` for this store from this process (the socket
     `<state>/run/hook.sock`, :mod:`memory.hook.socket`); None if it cannot listen (logged:
@@ -457,18 +425,12 @@ def serve_http(mcp: FastMCP, http: HttpSettings) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from memory.fronts.mcp.http_guard import http_settings
+    """``python mcp_server.py [OPTIONS]``: the options of ``notes [--notes DIR] [--state-dir
+    DIR] [--example] serve`` (:func:`memory.fronts.cli.maintain.serve_script`); click exits
+    with the status (2 for a usage error, 1 for ``Error: …``)."""
+    from memory.fronts.cli.maintain import serve_script
 
-    args = parse_args(argv)
-    try:
-        config = load_config(args.notes, args.state_dir)
-        http = None if args.http is None else http_settings(
-            config, args.http, args.host, args.allow_host or (), args.token_file,
-            args.max_sessions, args.session_idle)
-        serve(config, args.read_only, http, hook_socket=not args.no_hook_socket)
-    except NotesError as exc:  # a setting the store itself rejects (NOTES_LEVERS, an extra)
-        print(f"Error: {exc}", file=sys.stderr)
-        return 1
+    serve_script().main(args=None if argv is None else list(argv), prog_name="mcp_server.py")
     return 0
 
 

@@ -31,8 +31,8 @@ WARM = 20
 
 def timed_pass(notes: Notes, levers: Levers, questions: list[str]) -> list[float]:
     """Seconds of each ``suggest`` (5 notes) with ``levers``, after a warm-up."""
-    notes.ladder.levers = levers
-    return warm_then_time(lambda q: notes.ladder.suggest(q, 5), questions, WARM)
+    notes._ladder.levers = levers
+    return warm_then_time(lambda q: notes._ladder.suggest(q, 5), questions, WARM)
 
 
 def main() -> None:
@@ -49,7 +49,7 @@ def main() -> None:
     notes = Notes(bench_config(args.notes, Path(tempfile.mkdtemp()), args.backend),
                   notify=lambda _: None)
     try:
-        notes.ladder.levers = chosen
+        notes._ladder.levers = chosen
         started = time.perf_counter()
         notes.index.refresh()
         print(f"index built with {args.levers} in {time.perf_counter() - started:.1f} s")

@@ -37,8 +37,8 @@ sys.path.insert(0, str(ROOT))
 
 from memory.api import Notes  # noqa: E402
 from memory.config import load_config  # noqa: E402
+from memory.hook.answer import run_hook  # noqa: E402
 from memory.model.note import parse_note  # noqa: E402
-from memory.services.hook import run_hook  # noqa: E402
 from memory.services.manage import with_project  # noqa: E402
 
 BACKEND, PRODUCT = "github.com/acme/backend", "github.com/acme/product"

@@ -69,7 +69,7 @@ def main(bench: Path, limit: int | None) -> None:
     read: set[tuple[str, str]] = set()
     with tempfile.TemporaryDirectory() as scratch:
         reader = BenchReader(bench_config(notes_dir, Path(scratch) / "state"))
-        ladder = reader.notes.ladder
+        ladder = reader.notes._ladder
         reader.prepare()
         for question in read_questions(questions, limit):
             if not question.answer_lines:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memory.config import Config
 from memory.errors import (
@@ -38,7 +38,7 @@ from memory.index import (
     parse_query,
 )
 from memory.model.results import NoteSummary, WriteResult
-from memory.model.text import excerpt
+from memory.model.text import excerpt, split_lines
 from memory.retrieval import answers
 from memory.retrieval.ladder import Ladder, SectionMap, SectionText, Suggestions
 from memory.retrieval.levers import Levers, store_levers
@@ -53,7 +53,7 @@ from memory.state.tokens import CHARS_PER_TOKEN, TokenCounter
 from memory.state.usage import UsageLog
 
 if TYPE_CHECKING:  # the writes' and the check's modules are imported when first used
-    from memory.model.note import Note
+    from memory.model.note import Note, Section
     from memory.retrieval.dense import DenseReader
     from memory.retrieval.recall import Recalled
     from memory.retrieval.semantic import Built
@@ -61,6 +61,9 @@ if TYPE_CHECKING:  # the writes' and the check's modules are imported when first
     from memory.state.commit import Committer
     from memory.state.integrity import HistoryGuard, Repair
     from memory.state.ledger import Ledger
+    from memory.state.usage import CallsRead
+    from memory.state.usage_rows import Call
+    from memory.state.watch import Watcher
 
 PRIOR_WINDOW_S = 30 * 60  # how far back the session prior looks
 DEFAULT_RECALL_BUDGET = 1500
@@ -100,12 +103,12 @@ class Notes:
                                              None if steady else self._observe)
         # the ladder searches through the scope: a project's (set per call, within) and a
         # steady store's notes left out (leave_out)
-        self.scope = ScopedIndex(self.index)
+        self._scope = ScopedIndex(self.index)
         self._steady = steady
-        self.ladder = Ladder(self.store, self.scope, self.counter, levers, steady=steady,
-                             vectors=vectors)
+        self._ladder = Ladder(self.store, self._scope, self.counter, levers, steady=steady,
+                              vectors=vectors)
         self.project: str | None = None
-        self.usage = UsageLog.for_config(config, notify) if config.usage_log else None
+        self._usage = UsageLog.for_config(config, notify) if config.usage_log else None
         self.default_session = config.session or f"{front}-{os.getppid()}"
 
     def with_front(self, front: str, default_session: str) -> Notes:
@@ -126,7 +129,7 @@ class Notes:
     def scoped(self) -> AbstractContextManager[None]:
         """Inside the block, searches through :attr:`ladder` see only :attr:`project`'s
         notes and the notes of no project (the calls below set it themselves)."""
-        return self.scope.within(self.project)
+        return self._scope.within(self.project)
 
     @property
     def history(self) -> HistoryGuard:
@@ -141,16 +144,16 @@ class Notes:
     def _observe(self, loaded: list[LoadedNote]) -> None:
         self.history.observe(loaded)
         if self.front != "hook":  # the hook never re-ranks by lines, and the next suggest
-            self.ladder.indexed(loaded)  # makes them: a cold hook keeps its time for the prompt
+            self._ladder.indexed(loaded)  # makes them: a cold hook keeps its time for the prompt
 
     # -- reading -----------------------------------------------------------------------
     def suggest(self, query: str, limit: int = 5, context: str | None = None,
                 session: str | None = None, today: dt.date | None = None,
                 by_blocks: bool = True) -> Suggestions:
         with self.scoped():
-            result = self.ladder.suggest(query, limit, context,
-                                         prior=self.session_prior(session), today=today,
-                                         by_blocks=by_blocks)
+            result = self._ladder.suggest(query, limit, context,
+                                          prior=self.session_prior(session), today=today,
+                                          by_blocks=by_blocks)
         self._log(session, "suggest", query=query, tokens=answers.suggestions(result),
                   ranked=tuple(h.note for h in result.hits))
         return result
@@ -158,11 +161,11 @@ class Notes:
     def session_prior(self, session: str | None = None) -> dict[str, float]:
         """Notes this session read in the last ``PRIOR_WINDOW_S`` seconds: 1 for the
         latest, 1/2 for the one before, and so on (nothing when usage logging is off)."""
-        if self.usage is None:
+        if self._usage is None:
             return {}
         try:
-            recent = self.usage.recent_notes(session or self.default_session,
-                                             self.usage.clock() - PRIOR_WINDOW_S)
+            recent = self._usage.recent_notes(session or self.default_session,
+                                              self._usage.clock() - PRIOR_WINDOW_S)
         except sqlite3.Error:
             return {}  # the prior is a hint: a log it cannot read changes nothing
         return {note: 1 / rank for rank, note in enumerate(recent, start=1)}
@@ -171,7 +174,7 @@ class Notes:
                     session: str | None = None, today: dt.date | None = None,
                     context: str | None = None) -> SectionMap:
         with self.scoped():
-            result = self.ladder.section_map(note, query, today, context)
+            result = self._ladder.section_map(note, query, today, context)
         self._log(session, "section_map", query=query or "", note=result.note,
                   tokens=answers.section_map(result))
         return result
@@ -179,9 +182,9 @@ class Notes:
     def read_section(self, note: str, section: str | None = None,
                      session: str | None = None) -> SectionText:
         if section is None:
-            result = self.ladder.read_note(note)
+            result = self._ladder.read_note(note)
         else:
-            result = self.ladder.read_section(note, section)
+            result = self._ladder.read_section(note, section)
         # a block range counts as a read of its section (for the promoter)
         self._log(session, "read_section", note=result.note,
                   section=result.section.partition(":b")[0], tokens=result.tokens)
@@ -193,8 +196,8 @@ class Notes:
         """The best evidence within ``budget`` tokens (:mod:`memory.retrieval.recall`); every
         section it shows counts as read by this session."""
         with self.scoped():
-            result = self.ladder.recall(query, budget, context, today,
-                                        prior=self.session_prior(session))
+            result = self._ladder.recall(query, budget, context, today,
+                                         prior=self.session_prior(session))
         self._log(session, "recall", query=query, tokens=result.tokens,
                   ranked=tuple(dict.fromkeys(g.note for g in result.groups)))
         for group in result.groups:
@@ -208,26 +211,37 @@ class Notes:
         """``recall`` at each of ``budgets`` from one search, without a session prior and
         not logged (a bench's budgets); ``hierarchy=False`` ranks blocks by their own score
         alone (:func:`memory.retrieval.recall.gather`)."""
-        gathered = self.ladder.gather(query, context, today, hierarchy=hierarchy)
-        return {b: self.ladder.fill(gathered, b) for b in budgets}
+        gathered = self._ladder.gather(query, context, today, hierarchy=hierarchy)
+        return {b: self._ladder.fill(gathered, b) for b in budgets}
 
     def search_paragraphs(self, query: str, limit: int, context: str | None = None
                           ) -> list[tuple[StoredPart, float]]:
         """The ``limit`` best paragraphs of the store and their scores, ``context`` blended
         in as for ``suggest``."""
-        hits, _ = self.ladder.search(parse_query(query, context), "paragraph", limit)
+        with self.scoped():
+            hits, _ = self._ladder.search(parse_query(query, context), "paragraph", limit)
         return [(h.doc, h.score) for h in hits]
+
+    def block_lines(self, note: str, span: tuple[int, int]) -> str | None:
+        """Lines ``span`` (``start``, ``end``: a stored block's ``lines``) of the note's file
+        as it is, unparsed (a cold hook that shows one block loads no parser), within what
+        is indexed of it (``max_note_bytes``); None when the file went away or is now
+        shorter than the block."""
+        try:
+            raw = self.store.read_head(note)
+        except (OSError, NotesError):
+            return None
+        lines = split_lines(raw.decode("utf-8", errors="replace"))
+        start, end = span
+        return "".join(lines[start:end]) if end <= len(lines) else None
 
     def leave_out(self, note_ids: Iterable[str]) -> None:
         """Leave these notes out of every search from now on (a bench's question asked
-        before they were written); none: search the whole store again. A steady store's."""
-        if not self._steady:
-            raise NotesError("only a steady store (Notes(..., steady=True)) leaves notes out "
-                             "of its searches; open it so")
-        self.scope.exclude = note_ids
+        before they were written); none: search the whole store again."""
+        self._scope.exclude = note_ids
 
     def left_out(self) -> frozenset[str]:
-        return self.scope.exclude
+        return self._scope.exclude
 
     def note_ids(self) -> list[str]:
         return self.store.note_ids()
@@ -239,20 +253,45 @@ class Notes:
         """The note parsed, as the rungs read it."""
         return self.store.load(note)
 
-    def count_tokens(self, text: str) -> int:
-        return self.counter.count(text)
+    def find_section(self, loaded: LoadedNote, wanted: str) -> Section:
+        """A section of ``loaded`` as a user names it (exact id, ``#N``, a unique prefix of
+        an id or a date), or an error listing the note's sections."""
+        from memory.retrieval.reading import resolve_section
+
+        return resolve_section(loaded, wanted, self.counter)
+
+    def count_tokens(self, text: str, remember: bool = True) -> int:
+        """cl100k tokens of ``text``; ``remember=False`` keeps it out of the token cache (a
+        measure's one-off texts)."""
+        return self.counter.count(text, remember)
+
+    def freshen(self) -> None:
+        """Bring the index up to date now (else the first search does); an index that
+        cannot be written still serves what it holds."""
+        self._ladder.freshen()
+
+    def keep_token_ranks(self) -> None:
+        """When this process loaded the token encoding, keep the ranks of what it counted,
+        so that the next cold process (a prompt hook) counts them without loading it."""
+        if self.counter.encoding_loaded():
+            self.counter.save_ranks()
+
+    def notify(self, message: str) -> None:
+        """Tell the user ``message`` as this store tells its notices (stderr, the server's
+        log, or nothing for a hook)."""
+        self.index.notify(message)
 
     def dense_reader(self) -> DenseReader:
         """The semantic lever's vectors block by block (ConfigError without the extra)."""
-        return self.ladder.dense()
+        return self._ladder.dense()
 
     def query_vector(self, query: str) -> object:
         """The semantic lever's vector of ``query`` (ConfigError without the extra)."""
-        return self.ladder.router().query_vector(query)
+        return self._ladder.router().query_vector(query)
 
     def _log(self, session: str | None, rung: str, query: str = "", note: str = "",
              section: str = "", tokens: int | str = 0, ranked: tuple[str, ...] = ()) -> None:
-        if self.usage is None:
+        if self._usage is None:
             return
         if isinstance(tokens, int):
             exact: int | None = tokens
@@ -260,15 +299,15 @@ class Notes:
         else:
             exact = self.counter.peek(tokens)
             count = exact if exact is not None else round(len(tokens) / CHARS_PER_TOKEN)
-        self.usage.record(session or self.default_session, self.front, rung, query, note,
+        self._usage.record(session or self.default_session, self.front, rung, query, note,
                           section, count, ranked, exact is not None)
 
     def list_notes(self, project: str | None = None) -> list[NoteSummary]:
         """Every note this view sees; ``project``: only that project's (``""``: only the
         notes of no project)."""
-        self.ladder.freshen()
+        self._ladder.freshen()
         with self.scoped():
-            stored = self.scope.run_search(lambda searcher: searcher.stored_notes())
+            stored = self._scope.run_search(lambda searcher: searcher.stored_notes())
         return sorted((NoteSummary(n.note_id, n.title, n.tokens, n.entries, n.date, n.project)
                        for n in stored if project is None or n.project == project),
                       key=lambda n: n.note)
@@ -372,7 +411,7 @@ class Notes:
     def embed(self, progress: Progress | None = None) -> Built:
         """Embed the lines of every note changed since its last embedding, for the semantic
         lever (:mod:`memory.retrieval.semantic`); ConfigError without the extra."""
-        return self.ladder.router().build(progress)
+        return self._ladder.router().build(progress)
 
     def tidy_index(self) -> int:
         """Merge the small index segments that quick commits left; how many were merged."""
@@ -413,12 +452,95 @@ class Notes:
         return StorageError(f"cannot {doing}: the history ledger {self.ledger.path} cannot be "
                             f"used ({exc}): {self.ledger.why_unwritable()}")
 
+    # -- what the services use: status, delete and move, promotion, watch ------------------
+    def note_id_of(self, note: str) -> str:
+        """The note a name means: the id itself, or for a symbolic link of the store to
+        another note, that note's id."""
+        return self.store.note_id_of(note)
+
+    def note_path(self, note_id: str) -> Path:
+        """The file of a note id (refusing an id that is malformed or leaves the store)."""
+        return self.store.path_for(note_id)
+
+    def stem_terms(self, text: str) -> frozenset[str]:
+        """The distinct terms of ``text`` as the index stems them."""
+        return self.index.stem_terms(text)
+
+    def note_projects(self) -> dict[str, str]:
+        """The project of every indexed note that names one, by note id."""
+        return self.index.note_projects()
+
+    @property
+    def index_dir(self) -> Path:
+        return self.index.dir
+
+    def index_figures(self) -> dict[str, Any]:
+        """For `notes status`: the backend, the index folder, whether it is built, which
+        notes changed or went since indexed, how many notes and tokens; nothing refreshed."""
+        from memory.index.scan import changed_files
+
+        folder = self.index.dir
+        built = folder.is_dir() and any(folder.iterdir())
+        figures: dict[str, Any] = {"backend": self.config.backend, "path": str(folder),
+                                   "built": built, "stale": [], "removed": []}
+        files = self.store.files()
+        figures["notes"] = len(files)
+        if not built:
+            figures["tokens"] = sum(self.counter.count(self.store.load_path(
+                f.note_id, f.path).note.text) for f in files)
+            return figures
+        known = self.index.run_search(
+            lambda searcher: {n.note_id: n for n in searcher.stored_notes()})
+        changed, removed, _ = changed_files(self.store.root, known)
+        figures["stale"] = [f.note_id for f in changed]
+        figures["removed"] = removed
+        figures["tokens"] = sum(n.tokens for note_id, n in known.items()
+                                if note_id not in removed)
+        return figures
+
+    def usage_read(self, since: float = 0.0) -> CallsRead | None:
+        """The usage log's calls at or after ``since`` (unix time), with the rows skipped;
+        None when the log is off. Raises NotesError when it cannot be read at all."""
+        return None if self._usage is None else self._usage.read(since)
+
+    def usage_calls(self, since: float = 0.0) -> list[Call]:
+        """The usage log's good calls at or after ``since``; none when it is off or cannot
+        be read (one notice)."""
+        return [] if self._usage is None else list(self._usage.calls(since))
+
+    def usage_count(self) -> int:
+        """How many rows the usage log holds (0 when it is off or cannot be read)."""
+        return 0 if self._usage is None else self._usage.count()
+
+    def replay_clock(self, clock: Callable[[], float]) -> None:
+        """Log calls at the times ``clock`` gives (a bench replaying old sessions)."""
+        if self._usage is None:
+            raise NotesError("the usage log is off (NOTES_USAGE_LOG=0), so there is no clock "
+                             "to replay sessions with; turn it on")
+        self._usage.clock = clock
+
+    def catch_up(self) -> RefreshReport:
+        """Re-index the notes changed on disk since the last look (a watcher's event)."""
+        return self.index.refresh()
+
+    def watcher(self, changed: Callable[[list[Path]], None], reconcile: Callable[[], None],
+                quiet: float | None = None, on_idle: Callable[[], object] | None = None,
+                on_error: Callable[[Exception], None] | None = None) -> Watcher:
+        """A watcher of this store's notes folder, its state folder left out (not started:
+        ``start()``, then ``stop()``): ``changed`` after the notes saved are quiet for
+        ``quiet`` seconds, ``reconcile`` every minute, ``on_idle`` once all is quiet."""
+        from memory.state.watch import QUIET_SECONDS, Watcher, print_error
+
+        return Watcher(self.config.notes_dir, changed, reconcile,
+                       QUIET_SECONDS if quiet is None else quiet, on_idle=on_idle,
+                       on_error=on_error or print_error, ignore=self.config.state_dir)
+
     def close(self) -> None:
         self.counter.flush()
-        self.ladder.close()
+        self._ladder.close()
         self.index.close()
-        if self.usage is not None:
-            self.usage.close()
+        if self._usage is not None:
+            self._usage.close()
         self._guard.close()
 
 

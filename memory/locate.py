@@ -10,7 +10,7 @@ it lies beside the package, in a checkout or (installed as package data) in site
 
 This module imports only the standard library's ``os``, ``sys`` and ``pathlib`` (no
 ``dataclasses``, no ``hashlib`` until a read-only store needs it): the prompt hook finds the
-store's socket with it before importing anything else (:mod:`memory.services.hook_client`).
+store's socket with it before importing anything else (:mod:`memory.hook.client`).
 :func:`memory.config.load_config` builds the whole configuration on top of it.
 """
 

@@ -10,7 +10,7 @@ for the sockets tests bind there) and pytest removes them when the session passe
 ``--basetemp``: pytest empties a given base folder whenever it first asks for it, and xdist's
 workers share the run's folder for the indexed example.) When the session ends it is removed
 whole; a failed session keeps it and says where, for the post-mortem. The prompt hook's short
-socket folder (``/tmp/notes-memory-<uid>/``, :mod:`memory.services.hook_client`) is removed too
+socket folder (``/tmp/notes-memory-<uid>/``, :mod:`memory.hook.client`) is removed too
 when the session made it and left it empty.
 """
 
@@ -22,7 +22,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from memory.services.hook_client import SHORT_ROOT, uid
+from memory.hook.client import SHORT_ROOT, uid
 
 SOCKETS = SHORT_ROOT / f"notes-memory-{uid()}"
 

@@ -18,8 +18,8 @@ from memory.bench.reader import Paragraph
 from memory.bench.report import wilson, write_report
 from memory.bench.run import RunResult, run_bench
 from memory.fronts import render
+from memory.hook.answer import hook_text, topic_words
 from memory.index import parse_query
-from memory.services.hook import hook_text, topic_words
 
 NOTES = {
     "infra/redis": """---
@@ -216,8 +216,8 @@ def expected_tokens(notes: Notes, folder: Path, query: str, gold: str) -> dict[s
         return total
 
     def recalled(budget: int, hierarchy: bool = True) -> int:
-        gathered = notes.ladder.gather(query, hierarchy=hierarchy)
-        return count(render.recalled(notes.ladder.fill(gathered, budget)))
+        gathered = notes._ladder.gather(query, hierarchy=hierarchy)
+        return count(render.recalled(notes._ladder.fill(gathered, budget)))
 
     return {"ladder@1": table + climb(top[0]), "ladder@2": table + sum(map(climb, top[:2])),
             "ladder-oracle": climb(gold), "ladder-zoom@1": table + zoom(top[0]),
@@ -225,8 +225,7 @@ def expected_tokens(notes: Notes, folder: Path, query: str, gold: str) -> dict[s
             "recall-flat@1000": recalled(1000, hierarchy=False),
             **{f"fragments@{k}": joined(k) for k in (2, 5, 10, 20, 40, 80)},
             "hybrid": joined(5) + climb(route(paragraphs[:5])),
-            "hook": count(hook_text(notes.ladder, notes.counter,
-                                    notes.suggest(topic_words(query), 4),
+            "hook": count(hook_text(notes, notes.suggest(topic_words(query), 4),
                                     topic_words(query), None, evidence=True)),
             "states": table + sum(count(render.section_text(notes.read_section(n, "state")))
                                   for n in top)}

@@ -48,7 +48,7 @@ def rows(path: Path) -> dict[str, str]:
 
 def made(notes: Notes) -> dict[str, tuple[str, LineTerms]]:
     """Each note's digest and its line terms made from its text."""
-    loaded = {n: notes.ladder.load(n) for n in NOTE_IDS}
+    loaded = {n: notes._ladder.load(n) for n in NOTE_IDS}
     stem = notes.index.stem_terms
     return {n: (got.digest, note_lines(got.note, stem)) for n, got in loaded.items()}
 
@@ -111,8 +111,8 @@ def test_a_bad_value_in_the_file_is_made_again(tmp_path: Path) -> None:
         again = covering(root)
         try:
             digest, terms = expected["work/together"]
-            assert again.ladder.line_coverage().line_terms(
-                again.ladder, "work/together", digest) == terms, bad
+            assert again._ladder.line_coverage().line_terms(
+                again._ladder, "work/together", digest) == terms, bad
             assert again.suggest("offsite budget", 3).hits[0].note == "work/together"
         finally:
             again.close()

@@ -12,7 +12,7 @@ import pytest
 from shared_data import TRANSCRIPTS as SHARED_TRANSCRIPTS
 
 from conftest import NOTES_BIN
-from memory.services.hook import EVIDENCE_HEADER, MAX_NOTES, MAX_TOKENS, recent_messages
+from memory.hook.answer import EVIDENCE_HEADER, MAX_NOTES, MAX_TOKENS, recent_messages
 from memory.state.tokens import count_exact
 
 TRANSCRIPTS = sorted(SHARED_TRANSCRIPTS.rglob("*.jsonl"))
@@ -191,5 +191,5 @@ def test_the_evidence_is_read_without_parsing_a_note(store_dir: Path) -> None:
     assert EVIDENCE_HEADER in text
     loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines()
               if line.startswith("import time:")}
-    assert "memory.services.hook" in loaded  # answered in this process, not by a server
+    assert "memory.hook.answer" in loaded  # answered in this process, not by a server
     assert not loaded & {"markdown_it", "yaml", "memory.model.note"}

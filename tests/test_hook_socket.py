@@ -22,10 +22,10 @@ import pytest
 
 from conftest import NOTES_BIN, copy_example
 from memory.config import load_config
-from memory.fronts.entry import HookArgs, hook_args
-from memory.services import hook, hook_client, hook_socket
-from memory.services.hook_client import ask, client_request, socket_path
-from memory.services.hook_socket import HookSocket
+from memory.hook import HookArgs, answer, client, command_line
+from memory.hook import socket as hook_socket
+from memory.hook.client import ask, client_request, socket_path
+from memory.hook.socket import HookSocket
 
 PROMPTS = ["cómo hago rollback de un despliegue", "redis eviction policy", "hola, buenos días",
            "sigue con lo que recomiendes"]
@@ -152,11 +152,11 @@ def test_the_hook_process_does_not_load_the_cli_the_config_or_the_index(
     assert "howto/deploy-production" in done.stdout
     loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines()
               if line.startswith("import time:")}
-    assert "memory.services.hook_client" in loaded
+    assert {"memory.hook", "memory.hook.client"} <= loaded
     # Answered through the server, the hook process builds no configuration and no index:
     # not even `dataclasses` (with `inspect`, a sixth of such a hook's time).
     assert not loaded & {"click", "whoosh", "memory.api", "tiktoken", "markdown_it", "yaml",
-                         "memory.config", "memory.services.hook", "memory.services.hook_socket",
+                         "memory.config", "memory.hook.answer", "memory.hook.socket",
                          "dataclasses", "inspect", "hashlib", "threading"}
 
 
@@ -293,12 +293,12 @@ def test_requests_are_bounded(tmp_path: Path) -> None:
     listener = listening(state, lambda request: {"output": str(len(request["input"]))})
     try:
         assert ask(state, {"input": "x" * 1000}) == {"output": "1000"}
-        assert ask(state, {"input": "x" * hook_client.MAX_REQUEST_BYTES}) is None  # not sent
+        assert ask(state, {"input": "x" * client.MAX_REQUEST_BYTES}) is None  # not sent
         with socket.socket(socket.AF_UNIX) as raw:
             raw.connect(str(socket_path(state)))
             raw.settimeout(10)
             try:
-                raw.sendall(b"y" * (hook_client.MAX_REQUEST_BYTES + 65536))
+                raw.sendall(b"y" * (client.MAX_REQUEST_BYTES + 65536))
                 reply = raw.recv(65536)
             except OSError:  # the server stopped reading and closed: also a refusal
                 reply = b""
@@ -314,13 +314,13 @@ def test_a_server_of_other_settings_is_not_used(store_dir: Path, tmp_path: Path)
     config = load_config(store_dir)
     notes = Notes(config, notify=quiet, front="mcp")
     try:
-        reply = hook.serve_request(notes, hook_request(tmp_path, payload("redis")))
+        reply = answer.serve_request(notes, hook_request(tmp_path, payload("redis")))
         assert "another store" in reply["error"]
         other = hook_request(store_dir, payload("redis"), NOTES_BACKEND="tantivy")
-        assert "other settings" in hook.serve_request(notes, other)["error"]
+        assert "other settings" in answer.serve_request(notes, other)["error"]
         gone = hook_request(tmp_path / "missing", payload("redis"))
-        assert "cannot be found" in hook.serve_request(notes, gone)["error"]
-        same = hook.serve_request(notes, hook_request(store_dir, payload("redis")))
+        assert "cannot be found" in answer.serve_request(notes, gone)["error"]
+        same = answer.serve_request(notes, hook_request(store_dir, payload("redis")))
         assert "redis" in same["output"]
     finally:
         notes.close()
@@ -329,7 +329,7 @@ def test_a_server_of_other_settings_is_not_used(store_dir: Path, tmp_path: Path)
 def test_a_long_state_folder_gets_a_short_socket(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     path = socket_path(deep)
-    assert len(os.fsencode(str(path))) <= hook_client.MAX_SOCKET_PATH
+    assert len(os.fsencode(str(path))) <= client.MAX_SOCKET_PATH
     assert path != socket_path(tmp_path / "other")
     listener = listening(deep, lambda _: {"output": "short"})
     try:
@@ -351,7 +351,7 @@ def test_a_long_state_folder_gets_a_short_socket(tmp_path: Path) -> None:
 ])
 def test_the_entry_point_recognises_only_the_hook(argv: list[str],
                                                   expected: HookArgs | None) -> None:
-    assert hook_args(argv) == expected
+    assert command_line(argv) == expected
 
 
 def test_anything_else_still_reaches_the_cli(store_dir: Path) -> None:

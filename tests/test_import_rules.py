@@ -11,6 +11,13 @@
 - one atomic-file helper: a file is renamed, linked or copied into place only by
   memory/state/safe_files.py (``write_atomic``, ``atomic_file``, ``create_new``) and the
   write path; the one exception says why.
+- the prompt hook is one package, memory/hook/, imported only by the front ends that start it
+  (the ``notes`` script, the CLI, the MCP server) and the bench that measures its answer; the
+  part every hook process runs (its ``__init__`` and ``client``) imports, at the top, the
+  standard library's few light modules and memory.locate only;
+- ``Notes`` (memory/api.py) is the one composition root: no shipped module but memory/api.py
+  reaches its parts (its private attributes, and the store, index, token counter and
+  history it composes); they use its public methods.
 """
 
 from __future__ import annotations
@@ -76,6 +83,80 @@ def test_no_sys_path_edits_in_the_library() -> None:
     assert wrong == []
 
 
+HOOK = Path("memory", "hook")
+HOOK_USERS = (Path("memory", "fronts"), Path("memory", "bench"), HOOK)
+# what a hook answered by the server may import before it asks (tests/test_hook_socket.py
+# checks the whole process's list)
+HOOK_LIGHT = {"__future__", "collections.abc", "typing", "json", "os", "socket", "stat",
+              "struct", "sys", "time", "pathlib", "memory.locate"}
+
+
+def _top_level_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """The modules imported when the module is (not those of a function, nor under
+    ``if TYPE_CHECKING``)."""
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield node.lineno, node.module
+
+
+def test_only_the_fronts_and_the_bench_import_the_hook() -> None:
+    wrong = [f"{path}:{line}: {name}" for path, tree in _modules()
+             if not any(path.is_relative_to(user) for user in HOOK_USERS)
+             for line, name in _imported(tree) if _is(name, "memory.hook")]
+    assert wrong == []
+
+
+def test_the_hook_process_imports_little_before_it_asks() -> None:
+    light = [HOOK / "__init__.py", HOOK / "client.py", Path("memory", "fronts", "entry.py")]
+    wrong = [f"{path}:{line}: {name}" for path, tree in _modules() if path in light
+             for line, name in _top_level_imports(tree) if name not in HOOK_LIGHT]
+    assert wrong == []
+
+
+API = Path("memory", "api.py")
+# the parts Notes composes that still have public names inside memory/api.py (its write path
+# uses them); outside it they are as private as its underscored attributes
+NOTES_PARTS = {"store", "index", "counter", "history", "ledger"}
+
+
+def _notes_private() -> set[str]:
+    """The underscored attributes Notes sets on itself (its private parts)."""
+    tree = ast.parse((ROOT / API).read_text(encoding="utf-8"))
+    notes = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Notes")
+    return {node.attr for node in ast.walk(notes) if isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+            and node.value.id == "self" and node.attr.startswith("_")}
+
+
+def _reaches(tree: ast.Module, private: set[str]) -> Iterator[tuple[int, str]]:
+    """``x._part`` of a private attribute of Notes on anything but ``self``, and
+    ``notes.part`` (``self.notes.store``, ``reader.notes.index``) of a part it composes."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        owner = ast.unparse(node.value)
+        if node.attr in private and owner not in ("self", "cls"):
+            yield node.lineno, f"{owner}.{node.attr}"
+        elif node.attr in NOTES_PARTS and owner.split(".")[-1].lower().endswith("notes"):
+            yield node.lineno, f"{owner}.{node.attr}"
+
+
+def _shipped() -> Iterator[tuple[Path, ast.Module]]:
+    yield from _modules()
+    shim = ROOT / "mcp_server.py"
+    yield Path(shim.name), ast.parse(shim.read_text(encoding="utf-8"), str(shim))
+
+
+def test_only_the_api_reaches_the_parts_of_notes() -> None:
+    private = _notes_private()
+    assert {"_ladder", "_scope", "_usage"} <= private
+    wrong = [f"{path}:{line}: {reach}" for path, tree in _shipped() if path != API
+             for line, reach in _reaches(tree, private)]
+    assert wrong == []
+
+
 def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     """The checks find each kind of breach in a module written for the purpose."""
     tree = ast.parse("import sys\nimport whoosh.index\n\ndef f():\n"
@@ -84,6 +165,15 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     assert any(_is(n, "whoosh") for n in names)
     assert any(_is(n, "memory.fronts") for n in names)
     assert any(isinstance(n, ast.Attribute) and n.attr == "path" for n in ast.walk(tree))
+    hook = ast.parse("import dataclasses\nfrom memory.hook.answer import run_hook\n")
+    assert [n for _, n in _top_level_imports(hook) if n not in HOOK_LIGHT] == \
+        ["dataclasses", "memory.hook.answer"]
+    assert any(_is(n, "memory.hook") for _, n in _imported(hook))
+    reaching = ast.parse("def f(notes, reader):\n    notes._ladder.suggest('x')\n"
+                         "    reader.notes.store.load('a')\n    self._ladder.close()\n"
+                         "    ladder.store.read_head('a')\n")
+    assert [r for _, r in _reaches(reaching, _notes_private())] == \
+        ["notes._ladder", "reader.notes.store"]
 
 
 def _called(tree: ast.Module) -> Iterator[tuple[int, str, str]]:

@@ -153,9 +153,9 @@ def test_recall_fits_the_budget_and_labels_its_evidence(lib: Notes) -> None:
     from memory.fronts import render
 
     for budget in (100, 150, 400, 2000):
-        shown = recall(lib.ladder.reader, "lag réplica failover colas", budget, today=ASKED)
+        shown = recall(lib._ladder.reader, "lag réplica failover colas", budget, today=ASKED)
         assert lib.counter.count(render.recalled(shown)) <= budget
-    found = recall(lib.ladder.reader, "causa del lag VACUUM FULL réplica", 150, today=ASKED)
+    found = recall(lib._ladder.reader, "causa del lag VACUUM FULL réplica", 150, today=ASKED)
     assert 0 < found.tokens <= 150
     firsts = {g.note: g for g in reversed(found.groups)}  # each note's first group
     assert all(g.text.startswith(f"[{g.note}#" if firsts[g.note] is g else "[#")
@@ -164,7 +164,7 @@ def test_recall_fits_the_budget_and_labels_its_evidence(lib: Notes) -> None:
     assert "VACUUM FULL" in shown and "Paso 3:" not in shown
     assert found.left_out > 0 and found.next_ref and found.next_tokens > 0
     with pytest.raises(InvalidArgument, match="between 100 and 20000"):
-        recall(lib.ladder.reader, "lag", 5)
+        recall(lib._ladder.reader, "lag", 5)
 
 
 def test_recall_from_the_cli_and_the_mcp_tool(run_cli: RunCli, store: Path) -> None:

@@ -89,7 +89,7 @@ def test_spread_takes_the_second_session_into_the_budget(sessions: Notes) -> Non
     three best blocks, recall leaves out a block that would be a third or more label.)"""
     question = "the kayak trip with the group"
     wanted = "I finally booked the kayak trip"
-    ladder = sessions.ladder
+    ladder = sessions._ladder
     ladder.levers = Levers()
     without = render.recalled(ladder.recall(question, 300))
     ladder.levers = Levers(spread=True)
@@ -107,7 +107,7 @@ def test_across_spreads_only_a_question_that_asks_across_time(sessions: Notes) -
     assert asks_across("How many times did we go on the kayak trip?")
     assert asks_across("¿Cuántas veces fuimos en kayak?") and asks_across("which came first")
     assert not asks_across("the kayak trip with the group")
-    ladder = sessions.ladder
+    ladder = sessions._ladder
     across = "how many times the kayak trip with the group"
     wanted = "I finally booked the kayak trip"
     ladder.levers = Levers()
@@ -121,7 +121,7 @@ def test_across_spreads_only_a_question_that_asks_across_time(sessions: Notes) -
 
 
 def test_fusion_ranks_blocks_by_reciprocal_ranks(sessions: Notes) -> None:
-    ladder = sessions.ladder
+    ladder = sessions._ladder
     ladder.levers = Levers(fusion=True)
     fused = ladder.gather("kayak trip coast beach")
     top = fused.units[0]
@@ -138,7 +138,7 @@ def test_feedback_adds_the_best_paragraphs_words_at_low_weight(sessions: Notes) 
     """The first search for "seals" finds the third session's line; feedback adds its other
     words (nordfjord, glacier…), below the message's weight, so the fourth session, which
     shares only them, is routed second."""
-    ladder = sessions.ladder
+    ladder = sessions._ladder
     parsed = with_feedback(ladder.reader, parse_query("seals"))
     added = {word for (word, _exact), _weight in parsed.expansion}
     assert {"nordfjord", "glacier"} <= added
@@ -176,11 +176,11 @@ def test_a_lever_puts_first_the_note_whose_one_line_holds_the_words(tmp_path: Pa
     routing, and the hook's, leave the levers out."""
     notes = Notes(load_config(offsite_sessions(tmp_path / "notes")), notify=lambda _: None)
     try:
-        notes.ladder.levers = Levers()
-        plain = [(h.note, h.score) for h in notes.ladder.suggest("offsite budget", 3).hits]
-        notes.ladder.levers = lever
-        routed = [(h.note, h.score) for h in notes.ladder.suggest("offsite budget", 3).hits]
-        for_recall = [h.note for h in notes.ladder.suggest("offsite budget", 3,
+        notes._ladder.levers = Levers()
+        plain = [(h.note, h.score) for h in notes._ladder.suggest("offsite budget", 3).hits]
+        notes._ladder.levers = lever
+        routed = [(h.note, h.score) for h in notes._ladder.suggest("offsite budget", 3).hits]
+        for_recall = [h.note for h in notes._ladder.suggest("offsite budget", 3,
                                                            by_blocks=False).hits]
     finally:
         notes.close()
@@ -198,8 +198,8 @@ def test_a_lever_leaves_the_context_to_bm25f(tmp_path: Path, lever: Levers) -> N
     line must not pull its note up), so the order is BM25F's."""
     notes = Notes(load_config(offsite_sessions(tmp_path / "notes")), notify=lambda _: None)
     try:
-        notes.ladder.levers = lever
-        vague = [h.note for h in notes.ladder.suggest("what then", 3,
+        notes._ladder.levers = lever
+        vague = [h.note for h in notes._ladder.suggest("what then", 3,
                                                       context="offsite budget").hits]
     finally:
         notes.close()
@@ -232,10 +232,10 @@ def test_coverage_counts_a_time_for_a_when_question(tmp_path: Path, question: st
     without a time. Any other question keeps BM25F's order, and so do the scores."""
     notes = Notes(load_config(job_sessions(tmp_path / "notes")), notify=lambda _: None)
     try:
-        notes.ladder.levers = DEFAULT.replace(coverage=False)
-        plain = [(h.note, h.score) for h in notes.ladder.suggest(question, 3).hits]
-        notes.ladder.levers = DEFAULT.replace(coverage=True)
-        routed = [(h.note, h.score) for h in notes.ladder.suggest(question, 3).hits]
+        notes._ladder.levers = DEFAULT.replace(coverage=False)
+        plain = [(h.note, h.score) for h in notes._ladder.suggest(question, 3).hits]
+        notes._ladder.levers = DEFAULT.replace(coverage=True)
+        routed = [(h.note, h.score) for h in notes._ladder.suggest(question, 3).hits]
     finally:
         notes.close()
     assert plain[0][0] == "life/session-02"
@@ -259,7 +259,7 @@ def test_a_when_question_asks_no_time_of_notes_that_carry_none(
         notes = Notes(load_config(store, env={"NOTES_LEVERS": "+coverage"}),
                       notify=lambda _: None)
         try:
-            notes.ladder.suggest("When did Ann quit the bakery job?", 3)
+            notes._ladder.suggest("When did Ann quit the bakery job?", 3)
         finally:
             notes.close()
     assert [coverage_module.TIME in terms for terms in asked] == [False, True]
@@ -272,9 +272,9 @@ def test_line_terms_mark_the_lines_that_carry_a_time(tmp_path: Path) -> None:
     timed = {}
     try:
         for note_id in ("life/session-01", "life/session-02"):
-            note = notes.ladder.load(note_id).note
+            note = notes._ladder.load(note_id).note
             body = [line for line in note.text.splitlines()[note.body_start:] if line.strip()]
-            terms = notes.ladder.line_coverage().line_terms(notes.ladder.reader, note_id)
+            terms = notes._ladder.line_coverage().line_terms(notes._ladder.reader, note_id)
             timed[note_id] = [body[n] for n in terms.where[coverage_module.TIME]]
     finally:
         notes.close()
@@ -347,8 +347,8 @@ def gathered(store: Path, query: str, *settings: Levers) -> list[Gathered]:
     try:
         found = []
         for levers in settings:
-            notes.ladder.levers = levers
-            found.append(notes.ladder.gather(query))
+            notes._ladder.levers = levers
+            found.append(notes._ladder.gather(query))
         return found
     finally:
         notes.close()
@@ -372,8 +372,8 @@ def test_neighbours_bring_the_reply_that_shares_no_word(tmp_path: Path) -> None:
     without, with_lever = gathered(store, question, Levers(), Levers(neighbours=True))
     notes = Notes(load_config(store), notify=lambda _: None)
     try:
-        notes.ladder.levers = Levers(neighbours=True)
-        shown = render.recalled(notes.ladder.recall(question, 300))
+        notes._ladder.levers = Levers(neighbours=True)
+        shown = render.recalled(notes._ladder.recall(question, 300))
     finally:
         notes.close()
     assert not any(reply in u.text for u in without.units)
@@ -391,7 +391,7 @@ def test_dates_route_to_the_note_written_that_day(sessions: Notes) -> None:
     asked at an earlier date (when "1 August" was last year's) does not lift it."""
     import datetime as dt
 
-    ladder = sessions.ladder
+    ladder = sessions._ladder
     question = "what about the Nordfjord glacier on 1 August 2024"
     ladder.levers = Levers()
     plain = [h.note for h in ladder.suggest(question, 4, today=dt.date(2024, 9, 1)).hits]
@@ -431,7 +431,7 @@ def test_dates_lift_only_what_the_message_matches(sessions: Notes) -> None:
     question about the kayak trip "in early August 2024")."""
     import datetime as dt
 
-    ladder = sessions.ladder
+    ladder = sessions._ladder
     day = dt.date(2024, 9, 1)
 
     def fourth(question: str, context: str | None = None) -> float:
@@ -498,12 +498,12 @@ def test_the_store_takes_its_levers_from_notes_levers(tmp_path: Path) -> None:
     config = load_config(store, env={"NOTES_LEVERS": "+block-route,+dates,-replies"})
     notes = Notes(config, notify=lambda _: None)
     try:
-        assert notes.ladder.levers == Levers(block_route=True, dates=True)
+        assert notes._ladder.levers == Levers(block_route=True, dates=True)
     finally:
         notes.close()
     plain = Notes(load_config(store, env={}), notify=lambda _: None)
     try:
-        assert plain.ladder.levers == DEFAULT
+        assert plain._ladder.levers == DEFAULT
     finally:
         plain.close()
     with pytest.raises(ConfigError, match=r"NOTES_LEVERS='rm3': unknown lever 'rm3'; levers "
@@ -555,7 +555,7 @@ def test_a_lever_keeps_a_note_reached_by_its_names(store_dir: Path, lever: str, 
     config = dataclasses.replace(load_config(store_dir), levers=f"+{lever}")
     notes = Notes(config, notify=lambda _: None)
     try:
-        assert lever in notes.ladder.levers.on()
+        assert lever in notes._ladder.levers.on()
         assert notes.suggest(query, 3).hits[0].note == first
     finally:
         notes.close()
@@ -570,13 +570,13 @@ def test_coverage_keeps_line_terms_bounded_in_characters(tmp_path: Path,
     notes = Notes(load_config(offsite_sessions(tmp_path / "notes", {"work/big": big})),
                   notify=lambda _: None)
     try:
-        sizes = {n: len(notes.ladder.load(n).note.text) for n in
+        sizes = {n: len(notes._ladder.load(n).note.text) for n in
                  ("work/scattered", "work/together", "work/other", "work/big")}
         small = sizes["work/scattered"] + sizes["work/together"]
         assert sizes["work/big"] > small + sizes["work/other"]
         monkeypatch.setattr(coverage_module, "KEPT_CHARS", small + sizes["work/other"] - 1)
         kept = LineCoverage(notes.index.stem_terms, notes.index.stemming())
-        reader = notes.ladder.reader
+        reader = notes._ladder.reader
         first = {n: kept.line_terms(reader, n)
                  for n in ("work/scattered", "work/together", "work/other")}
         assert kept.line_terms(reader, "work/other") is first["work/other"]  # latest kept

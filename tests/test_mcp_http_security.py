@@ -16,7 +16,7 @@ from fastmcp import Client
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import ROOT, RunCli, copy_example
+from conftest import NOTES_BIN, ROOT, RunCli, copy_example
 from memory.fronts.mcp.http_guard import host_allowed, origin_allowed
 from stress.http_server import McpHttp, Server, free_port, http_server, initialize, sse_json
 
@@ -280,3 +280,18 @@ def test_beyond_loopback_with_a_token_it_serves(store_dir: Path, tmp_path: Path)
         mcp = McpHttp(server, {"authorization": f"Bearer {TOKEN}"})
         assert mcp.initialize().status_code == 200
         mcp.close()
+
+
+def test_the_server_script_takes_the_options_of_notes_serve() -> None:
+    """`python mcp_server.py` is `notes serve` with the store's options: one set of options,
+    read by one command line."""
+    script = subprocess.run([sys.executable, str(ROOT / "mcp_server.py"), "--help"],
+                            capture_output=True, text=True, timeout=60)
+    serve = subprocess.run([str(NOTES_BIN), "serve", "--help"], capture_output=True,
+                           text=True, timeout=60)
+    options = {o for o in serve.stdout.split() if o.startswith("--")} | {"--notes",
+                                                                          "--example"}
+    assert options <= set(script.stdout.split()), script.stdout
+    wrong = subprocess.run([sys.executable, str(ROOT / "mcp_server.py"), "--max-sessions",
+                            "0", "--http", "1"], capture_output=True, text=True, timeout=60)
+    assert wrong.returncode == 2 and "--max-sessions" in wrong.stderr

@@ -41,11 +41,11 @@ def test_only_an_entry_read_in_three_recent_sessions_is_a_candidate(notes: Notes
     questions = ["how do we roll back a bad deploy", "rollback procedure after canary",
                  "qué hacemos si falla el despliegue"]
     now = time.time()
-    assert notes.usage is not None
-    notes.usage.clock = lambda: now - 40 * DAY_S
+    assert notes._usage is not None
+    notes._usage.clock = lambda: now - 40 * DAY_S
     for number, question in enumerate(questions):
         session_reads(notes, f"old-{number}", question, stale)
-    notes.usage.clock = time.time
+    notes._usage.clock = time.time
     for number, question in enumerate(questions):
         session_reads(notes, f"s{number}", question, popular)
     session_reads(notes, "busy", "one question five times", single, times=5)
@@ -111,8 +111,8 @@ def _ladder_worker(store: str, state: str, worker: int, count: int) -> None:
 @pytest.mark.slow(10)
 def test_four_processes_log_800_calls_while_promote_runs(notes: Notes, store_dir: Path) -> None:
     notes.suggest("warm the index")
-    assert notes.usage is not None
-    start = notes.usage.count()
+    assert notes._usage is not None
+    start = notes._usage.count()
     ctx = worker_processes()
     args = (str(store_dir), str(notes.config.state_dir))
     workers = [ctx.Process(target=_ladder_worker, args=(*args, w, 200)) for w in range(4)]
@@ -130,7 +130,7 @@ def test_four_processes_log_800_calls_while_promote_runs(notes: Notes, store_dir
         w.join(timeout=60)
         assert w.exitcode == 0
     assert reports >= 1
-    assert notes.usage.count() - start == 800
+    assert notes._usage.count() - start == 800
 
 
 def test_report_on_the_example_matches_the_log(run_cli: RunCli, store_dir: Path,
@@ -162,9 +162,9 @@ def test_report_on_the_example_matches_the_log(run_cli: RunCli, store_dir: Path,
 def test_a_locked_log_never_fails_a_ladder_call(notes: Notes) -> None:
     notes.suggest("warm")
     messages: list[str] = []
-    assert notes.usage is not None
-    notes.usage.report = messages.append
-    blocker = sqlite3.connect(notes.usage.path, timeout=1)
+    assert notes._usage is not None
+    notes._usage.report = messages.append
+    blocker = sqlite3.connect(notes._usage.path, timeout=1)
     blocker.execute("BEGIN EXCLUSIVE")
     try:
         assert notes.suggest("redis").hits
@@ -182,7 +182,7 @@ def test_a_corrupt_log_is_set_aside_and_logging_goes_on(store_dir: Path) -> None
     messages: list[str] = []
     notes = Notes(load_config(store_dir), notify=messages.append)
     assert notes.suggest("redis").hits
-    assert notes.usage is not None and notes.usage.count() == 1
+    assert notes._usage is not None and notes._usage.count() == 1
     assert any("moved it to" in m for m in messages)
     assert list(state.glob("usage.sqlite.corrupt-*"))
 
@@ -190,7 +190,7 @@ def test_a_corrupt_log_is_set_aside_and_logging_goes_on(store_dir: Path) -> None
 def test_usage_log_can_be_turned_off(store_dir: Path) -> None:
     notes = Notes(load_config(store_dir, env={"NOTES_USAGE_LOG": "0"}), notify=lambda _: None)
     notes.suggest("redis")
-    assert notes.usage is None
+    assert notes._usage is None
     assert not (store_dir / ".notes" / "usage.sqlite").exists()
     with pytest.raises(Exception, match="usage log is off"):
         build_report(notes)

@@ -65,7 +65,7 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BenchReader]:
 
 @pytest.mark.slow(20)
 def test_more_budget_keeps_every_block_on_the_example_questions(example: BenchReader) -> None:
-    checked, broken = monotonicity_breaks(example.notes.ladder, read_questions(FOLLOWUPS))
+    checked, broken = monotonicity_breaks(example.notes._ladder, read_questions(FOLLOWUPS))
     assert checked == 68
     assert broken == []
 
@@ -87,7 +87,7 @@ def test_more_budget_keeps_every_block_on_locomo(tmp_path: Path, per_session: bo
     try:
         reader.prepare()
         sample = (q for i, q in enumerate(read_questions(bench / "questions.jsonl")) if i % 4 == 0)
-        checked, broken = monotonicity_breaks(reader.notes.ladder, sample)
+        checked, broken = monotonicity_breaks(reader.notes._ladder, sample)
     finally:
         reader.close()
     assert checked == 497
@@ -110,7 +110,7 @@ def test_a_large_block_does_not_push_out_what_half_the_budget_found(example: Ben
     """The case traced on a hidden store: at 500 the gold block comes fourth, after three
     small blocks of other notes; at 1,000 a 686-token block of another note used to be taken
     first (it ranks best), and the gold block no longer fitted."""
-    ladder = example.notes.ladder
+    ladder = example.notes._ladder
     large = unit("n/big", "s", 1, 680, 1.0, ladder)
     small = [unit(f"n/small{i}", "s", 1, 40, 0.9 - i / 10, ladder) for i in range(3)]
     gold = unit("n/gold", "s", 1, 190, 0.5, ladder)
@@ -132,7 +132,7 @@ def test_more_budget_keeps_every_block_of_any_ranking(example: BenchReader,
     """Any ranking of blocks (of 1-4 notes, 1-5 sections each, 1-400 words), filled at
     ``budget`` and at twice it: the larger answer shows every block of the smaller one,
     and both fit their budget."""
-    ladder = example.notes.ladder
+    ladder = example.notes._ladder
     units: list[Unit] = []
     for rank, (note, section, words) in enumerate(sizes):
         block = sum(1 for u in units if (u.note, u.section) == (f"n/{note}", f"s{section}")) + 1
@@ -148,7 +148,7 @@ def test_more_budget_keeps_every_block_of_any_ranking(example: BenchReader,
 def test_every_label_reads_back_its_blocks(example: BenchReader) -> None:
     """A label's reference (``[note#ref]``, or ``[#ref]`` under the same note) is what
     ``read_section`` takes: each of its block runs, read, holds the lines shown under it."""
-    ladder = example.notes.ladder
+    ladder = example.notes._ladder
     checked = 0
     for question in read_questions(FOLLOWUPS):
         gathered = ladder.gather(question.question, " ".join(question.context) or None,

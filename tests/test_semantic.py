@@ -179,12 +179,12 @@ def test_a_pool_too_large_to_embed_now_routes_lexically_and_says_what_to_run(
 @pytest.mark.slow(8)
 def test_the_hook_that_answers_itself_stays_lexical(store: Path) -> None:
     """A cold hook must not load the model (it would double its time)."""
-    from memory.services.hook import answer
+    from memory.hook.answer import answer
 
     config = dataclasses.replace(load_config(store), semantic=True)
     asked = "Where does Maria store her bicycle at home?"
     prompt = json.dumps({"prompt": asked, "session_id": "s", "cwd": str(store)})
-    out = answer(config, prompt, asked=True)
+    out = answer(config, prompt)
     assert "home/maria" in out
     assert vector_files(store) == set()
 

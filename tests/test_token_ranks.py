@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.services.hook import HEADER
+from memory.hook.answer import HEADER
 from memory.state.token_ranks import RANKS_FILE, RankTable, write_ranks
 from memory.state.tokens import TokenCounter, count_exact, encoding
 

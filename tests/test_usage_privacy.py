@@ -32,9 +32,9 @@ def notes_with(config: Config, messages: list[str]) -> Notes:
     """A store whose usage log follows the configuration's query mode and size cap (what
     ``Notes`` does once it builds its log with :meth:`UsageLog.for_config`)."""
     notes = Notes(config, notify=messages.append)
-    if notes.usage is not None:
-        notes.usage.close()
-    notes.usage = UsageLog.for_config(config, messages.append)
+    if notes._usage is not None:
+        notes._usage.close()
+    notes._usage = UsageLog.for_config(config, messages.append)
     return notes
 
 
@@ -87,8 +87,8 @@ def test_off_keeps_no_query_and_still_counts_sessions_and_sections(store_dir: Pa
     notes = notes_with(config, [])
     three_sessions(notes)
     report = build_report(notes)
-    assert notes.usage is not None
-    assert {c.query for c in notes.usage.calls()} == {""}
+    assert notes._usage is not None
+    assert {c.query for c in notes._usage.calls()} == {""}
     notes.close()
     assert [(c.entry, c.sessions, c.questions) for c in report.candidates] == [
         ("2026-06-22-rollback-procedure-fixed", 3, ())]

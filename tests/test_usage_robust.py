@@ -136,17 +136,17 @@ def test_every_reader_of_the_log_survives_a_bad_value(store_dir: Path) -> None:
     session = "agent"
     notes.suggest("redis eviction", session=session)
     notes.read_section("infra/redis", "state", session=session)
-    assert notes.usage is not None
-    path = notes.usage.path
+    assert notes._usage is not None
+    path = notes._usage.path
     spoil_rows(path)
     execute(path, "UPDATE meta SET value = x'ff' WHERE key = 'pruned'")
     # the session prior (recent_notes), the question of a read (_last_query), prune, count
     assert notes.suggest("redis", session=session).hits
     assert notes.read_section("infra/redis", "state", session=session).text
-    assert notes.usage.count() >= 4
-    assert len(list(notes.usage.calls())) == 4  # only the good rows
+    assert notes._usage.count() >= 4
+    assert len(list(notes._usage.calls())) == 4  # only the good rows
     assert notes.session_prior(session) == {"infra/redis": 1.0}
-    read = notes.usage.calls()
+    read = notes._usage.calls()
     assert all(isinstance(c.ts, float) and isinstance(c.note, str) for c in read)
     notes.close()
     assert not [m for m in messages if "usage log" in m]
@@ -155,8 +155,8 @@ def test_every_reader_of_the_log_survives_a_bad_value(store_dir: Path) -> None:
 def test_a_lone_surrogate_in_a_query_is_logged_not_raised(notes: Notes) -> None:
     """An MCP client can send one (JSON "\\ud800"); sqlite cannot encode it."""
     notes.suggest("redis \ud800 eviction", session="s")
-    assert notes.usage is not None
-    queries = [c.query for c in notes.usage.calls()]
+    assert notes._usage is not None
+    queries = [c.query for c in notes._usage.calls()]
     assert queries == ["redis ? eviction"]
 
 
@@ -226,7 +226,7 @@ def test_a_table_of_another_shape_is_moved_aside(store_dir: Path) -> None:
     messages: list[str] = []
     notes = Notes(load_config(store_dir), notify=messages.append)
     assert notes.suggest("redis").hits
-    assert notes.usage is not None and len(list(notes.usage.calls())) == 1
+    assert notes._usage is not None and len(list(notes._usage.calls())) == 1
     assert any("moved it to" in m for m in messages)
     notes.close()
 
@@ -240,14 +240,14 @@ def test_long_queries_are_stored_as_bounded_excerpts_and_still_promote(notes: No
         notes.suggest(question, session=session)
         notes.section_map(NOTE, question, session=session)
         notes.read_section(NOTE, ENTRY, session=session)
-    assert notes.usage is not None
-    stored = [c.query for c in notes.usage.calls()]
+    assert notes._usage is not None
+    stored = [c.query for c in notes._usage.calls()]
     assert stored and max(len(q) for q in stored) <= MAX_QUERY_CHARS
     assert all(q.endswith("…") for q in stored)
     report = build_report(notes)
     assert [c.entry for c in report.candidates] == ["2026-06-22-rollback-procedure-fixed"]
     assert len(report.candidates[0].questions) == 3
-    assert notes.usage.path.stat().st_size < 200_000
+    assert notes._usage.path.stat().st_size < 200_000
 
 
 def file_bytes(path: Path) -> int:

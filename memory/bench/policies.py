@@ -21,7 +21,7 @@ calls, or the paragraphs' text) and its token count:
   the state still first), to measure what the section's and note's scores add.
 - ``hook``: what the ``UserPromptSubmit`` hook adds, with its rung-0 evidence on
   (``NOTES_HOOK_EVIDENCE=1``), for the question as the prompt and its context as the
-  transcript's last messages (:func:`memory.services.hook.hook_text`): at most 4 note lines
+  transcript's last messages (:func:`memory.hook.answer.hook_text`): at most 4 note lines
   and, when one block of those notes wins clearly, that block, in at most 120 tokens;
   nothing when nothing scores well (0 tokens, a miss).
 - ``states``: ``suggest`` (4 notes; its table counts), then the state of each note shown,
@@ -200,16 +200,15 @@ class QuestionPass:
         return self._reading([join_paragraphs(shown), *self.climb(route(shown))])
 
     def hook(self) -> Reading:
-        from memory.services.hook import MAX_NOTES, hook_text, topic_words
+        from memory.hook.answer import MAX_NOTES, hook_text, topic_words
 
         prompt = topic_words(self.query)
         if not prompt and not self.context:
             return self._reading([])
         result, _ = self.reader.suggest(prompt, MAX_NOTES, self.context, self.today,
                                         by_blocks=False)  # as the hook asks it
-        notes = self.reader.notes  # the hook reads the ladder itself (issue #36, item 3)
-        return self._reading([hook_text(notes.ladder, notes.counter, result,
-                                        prompt, self.context, evidence=True)])
+        return self._reading([hook_text(self.reader.notes, result, prompt, self.context,
+                                        evidence=True)])
 
     def states(self) -> Reading:
         """``suggest``'s table, then the state of every note it shows (no history)."""

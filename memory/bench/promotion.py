@@ -37,8 +37,6 @@ from dataclasses import dataclass
 from memory.api import Notes
 from memory.bench.policies import question_day
 from memory.bench.questions import Question, line_set
-from memory.index.scope import ScopedIndex
-from memory.retrieval.ladder import Ladder
 from memory.services.promote_lines import carries, referenced_entry
 from memory.state.usage import DAY_S
 
@@ -97,32 +95,22 @@ class Replayed:
     end: float = 0.0
 
 
-def scoped(notes: Notes) -> ScopedIndex:
-    """Give ``notes`` a ladder whose searches go through a scope (set per question); the
-    calls, their logging and the store are the library's own."""
-    scope = ScopedIndex(notes.index)
-    notes.ladder = Ladder(notes.store, scope, notes.counter, notes.ladder.levers)
-    return scope
-
-
 def replay(notes: Notes, sessions: list[list[Question]], end: float,
            days: float = REPLAY_DAYS) -> Replayed:
     """Ask every question of ``sessions`` through ``notes`` (its usage log on), the sessions
     spread evenly over the ``days`` before ``end``; the log's clock says when."""
-    if notes.usage is None:
-        raise ValueError("the replay needs the usage log on")
-    scope = scoped(notes)
     done = Replayed(start=end - days * DAY_S, end=end)
     now = [done.start]
-    notes.usage.clock = lambda: now[0]
+    notes.replay_clock(lambda: now[0])  # raises with the usage log off
     step = days * DAY_S / max(len(sessions), 1)
     for number, session in enumerate(sessions):
         now[0] = done.start + number * step
         for question in session:
             now[0] += 60.0
-            scope.exclude = question.exclude_notes
+            notes.leave_out(question.exclude_notes)
             ask(notes, question, f"replay-{number:05d}", done)
         done.sessions += 1
+    notes.leave_out(())
     return done
 
 

@@ -176,8 +176,7 @@ def _replay(notes_dir: Path, folder: Path, earlier: list[Question], options: Pro
     try:
         end = time.time()
         replayed = replay(notes, cut_sessions(earlier), end)
-        assert notes.usage is not None
-        calls = notes.usage.count()
+        calls = notes.usage_count()
         reports = {rule: build_report(notes, now=end + 60, rule=rule)
                    for rule in options.rules}
     finally:
@@ -246,8 +245,8 @@ def _by_note(demotions: tuple[Demotion, ...]) -> dict[str, list[str]]:
 
 def _state_of(notes: Notes, note_id: str) -> int:
     """The tokens of a note's state section (0 when it has none)."""
-    state = notes.store.load(note_id).note.state
-    return notes.counter.count(state.text) if state else 0
+    state = notes.load_note(note_id).note.state
+    return notes.count_tokens(state.text) if state else 0
 
 
 def _state_tokens(notes_dir: Path, state: Path, options: PromoteOptions) -> dict[str, int]:
@@ -255,7 +254,7 @@ def _state_tokens(notes_dir: Path, state: Path, options: PromoteOptions) -> dict
     notes = _notes(notes_dir, state, options, log=False)
     try:
         out = {}
-        for note_id in notes.store.note_ids():
+        for note_id in notes.note_ids():
             try:
                 out[note_id] = _state_of(notes, note_id)
             except NotesError:

@@ -17,12 +17,15 @@ import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memory.bench.questions import Question, read_questions
 from memory.errors import NotesError
 from memory.model.timeexpr import day_of
 from memory.retrieval import answers
-from memory.retrieval.ladder import Ladder
+
+if TYPE_CHECKING:
+    from memory.api import Notes
 
 BUDGETS = (500, 1000, 2000)
 READS = "read_section"
@@ -51,31 +54,31 @@ class Framing:
                                    over=self.over + (own > self.limit))
 
 
-def measure_framing(ladder: Ladder, questions: Path, limit: float = 0.15
+def measure_framing(notes: Notes, questions: Path, limit: float = 0.15
                     ) -> dict[str, Framing]:
     """``recall@B`` (each budget of :data:`BUDGETS`) and ``read_section`` over the questions
     of ``questions`` (a bench's ``questions.jsonl``, about this store)."""
     empty = Framing(0, 0, 0, 0.0, 0, limit)
     found = {f"recall@{b}": empty for b in BUDGETS} | {READS: empty}
     def count(text: str) -> int:
-        return ladder.count(text, remember=False)
+        return notes.count_tokens(text, remember=False)
 
     read: set[tuple[str, str]] = set()
     for question in _questions(questions):
         today = day_of(question.date)
         context = " ".join(question.context) or None
-        gathered = ladder.gather(question.question, context, today)
+        recalled = notes.recall_at(question.question, BUDGETS, context, today)
         for budget in BUDGETS:
-            result = ladder.fill(gathered, budget)
+            result = recalled[budget]
             if result.groups:  # "nothing matches" shows no note text to frame
                 text = answers.recalled(result)
                 found[f"recall@{budget}"] = found[f"recall@{budget}"].add(
                     count(text), answers.framing(text, result.note_text, count))
-        for note, section in _reads(ladder, question, context, today):
+        for note, section in _reads(notes, question, context, today):
             if (note, section) in read:
                 continue  # the same section read for another question counts once
             read.add((note, section))
-            shown = ladder.read_section(note, section)
+            shown = notes.read_section(note, section)
             text = answers.section_text(shown)
             found[READS] = found[READS].add(count(text), answers.framing(
                 text, shown.text.rstrip(), count))
@@ -89,16 +92,16 @@ def _questions(path: Path) -> Iterator[Question]:
     return read_questions(path)
 
 
-def _reads(ladder: Ladder, question: Question, context: str | None,
+def _reads(notes: Notes, question: Question, context: str | None,
            today: dt.date | None) -> list[tuple[str, str]]:
     """What an agent reads after the map: the top note's state, the map's best section and
     its best block range (when the map offers one)."""
-    hits = ladder.suggest(question.question, 1, context, today=today).hits
+    hits = notes.suggest(question.question, 1, context, today=today).hits
     if not hits:
         return []
     note = hits[0].note
-    mapped = ladder.section_map(note, question.question, today, context)
-    reads = [(note, "state")] if ladder.load(note).note.lead is not None else []
+    mapped = notes.section_map(note, question.question, today=today, context=context)
+    reads = [(note, "state")] if notes.load_note(note).note.lead is not None else []
     rows = {r.id: r for r in mapped.rows}
     for section in mapped.best[:1]:
         reads.append((note, section))

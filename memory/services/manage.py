@@ -82,7 +82,7 @@ def move_note(notes: Notes, old: str, new: str | None, project: str | None = Non
         raise InvalidArgument("give the new id (`notes move OLD NEW`) or a project "
                               "(`--project KEY`, `.` or `none`)")
     target = validate_note_id(new) if new is not None else note_id
-    path = notes.store.path_for(note_id)
+    path = notes.note_path(note_id)
     detail = []
     if target != note_id:
         path = _rename(notes, note_id, target)
@@ -94,8 +94,7 @@ def move_note(notes: Notes, old: str, new: str | None, project: str | None = Non
 
 
 def _rename(notes: Notes, old: str, new: str) -> Path:
-    store = notes.store
-    taken = {n.casefold(): n for n in store.note_ids()}
+    taken = {n.casefold(): n for n in notes.note_ids()}
     if new.casefold() in taken and taken[new.casefold()] != old:
         raise NoteExists(f"note {excerpt(taken[new.casefold()])} already exists; pick another "
                          f"id, or delete it first (`notes delete {taken[new.casefold()]}`)")
@@ -104,11 +103,6 @@ def _rename(notes: Notes, old: str, new: str) -> Path:
     except sqlite3.Error as exc:
         raise StorageError(f"the note is renamed, but the history ledger cannot follow "
                            f"({exc}); `notes check --accept --note {new}` records it") from exc
-    if notes.usage is not None:
-        try:
-            notes.usage.rename(old, new)
-        except (sqlite3.Error, OSError) as exc:
-            notes.index.notify(f"notes: the usage log still names {old} ({exc})")
     record = ImportRecord.load(notes.config.state_dir)
     if record.renamed(old, new):
         record.save(notes.config.state_dir)
@@ -136,10 +130,10 @@ def with_project(note: Note, project: str) -> str:
 
 
 def _existing(notes: Notes, note: str) -> str:
-    note_id = notes.store.note_id_of(note)
-    path = notes.store.path_for(note_id)
+    note_id = notes.note_id_of(note)
+    path = notes.note_path(note_id)
     if not path.is_file():
-        raise NoteNotFound(missing_note_message(note_id, notes.store.note_ids()))
+        raise NoteNotFound(missing_note_message(note_id, notes.note_ids()))
     return note_id
 
 

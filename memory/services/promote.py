@@ -112,10 +112,10 @@ def build_report(notes: Notes, days: int = 30, min_sessions: int = 3,
                  rule: str = DEFAULT_RULE, counting: str = "settled") -> PromotionReport:
     """Read the usage log and the notes; nothing is written (but a log found damaged is
     moved aside). Rows with bad values are skipped and counted in the report."""
-    if notes.usage is None:
-        raise InvalidArgument("the usage log is off (NOTES_USAGE_LOG=0); turn it on to promote")
     now = time.time() if now is None else now
-    read = notes.usage.read(since=now - max(days, demote_days) * DAY_S)
+    read = notes.usage_read(since=now - max(days, demote_days) * DAY_S)
+    if read is None:
+        raise InvalidArgument("the usage log is off (NOTES_USAGE_LOG=0); turn it on to promote")
     recent = list(read.calls)
     window = [c for c in recent if c.ts >= now - days * DAY_S]
     fronts: dict[str, int] = defaultdict(int)
@@ -126,7 +126,8 @@ def build_report(notes: Notes, days: int = 30, min_sessions: int = 3,
         demote_days, len(window), len({c.session for c in window}), dict(fronts),
         tuple(_candidates(notes, window, min_sessions, rule, counting)),
         tuple(_demotions(notes, [c for c in recent if c.ts >= now - demote_days * DAY_S])),
-        tuple(_routing_misses(window)), read.skipped, read.damaged, notes.usage.queries)
+        tuple(_routing_misses(window)), read.skipped, read.damaged,
+        notes.config.usage_queries)
 
 
 # -- promotion candidates -----------------------------------------------------------------
@@ -202,13 +203,13 @@ def _unsettled_reads(calls: list[Call]) -> set[int]:
 def _candidate(notes: Notes, note_id: str, section_id: str, seen: _Reads, rule: str,
                state_reads: int) -> Candidate | None:
     try:
-        loaded = notes.store.load(note_id)
+        loaded = notes.load_note(note_id)
     except NotesError:
         return None  # the note is gone or renamed
     entry = loaded.note.section(section_id)
     if entry is None or entry.kind != "entry" or _in_state(loaded.note, entry):
         return None
-    terms = notes.index.stem_terms
+    terms = notes.stem_terms
     line = proposed_line(entry, seen.questions, rule, terms)
     later = tuple(seen.questions[1:])
     settled = round(len(seen.sessions) / len(seen.every), 4)
@@ -216,7 +217,7 @@ def _candidate(notes: Notes, note_id: str, section_id: str, seen: _Reads, rule: 
     agreed = agreeing(entry, line, seen.questions, terms)
     return Candidate(note_id, entry.id, entry.title, entry.date or "", len(seen.sessions),
                      seen.count, tuple(seen.questions), line, later, settled, held, agreed,
-                     notes.counter.count(line + "\n"), state_reads, precision_estimate(agreed))
+                     notes.count_tokens(line + "\n"), state_reads, precision_estimate(agreed))
 
 
 def held_share(line: str, questions: tuple[str, ...]) -> float:
@@ -267,13 +268,13 @@ def _demotions(notes: Notes, calls: list[Call]) -> list[Demotion]:
 
 def _unmatched_lines(notes: Notes, note_id: str, asked: set[str]) -> list[Demotion]:
     try:
-        loaded = notes.store.load(note_id)
+        loaded = notes.load_note(note_id)
     except NotesError:
         return []
     state = loaded.note.state
     if state is None:
         return []
-    stems = notes.index.stem_terms
+    stems = notes.stem_terms
     asked_terms = [stems(q) for q in asked]
     out = []
     for offset, line in enumerate(state.text.splitlines()[1:], start=state.start + 2):

@@ -31,7 +31,6 @@ from memory.errors import InvalidArgument, NotesError
 from memory.model.edit import newline_of, refuse_control_characters, with_state
 from memory.model.note import Note, Section
 from memory.model.text import split_lines
-from memory.retrieval.reading import resolve_section
 from memory.services.promote import PromotionReport
 from memory.services.promote_lines import DEFAULT_RULE, back_reference, proposed_line
 from memory.state.usage import DAY_S
@@ -55,14 +54,14 @@ def apply_promotion(notes: Notes, note_id: str, entry_ref: str, line: str | None
                     ) -> Applied:
     """Add the entry's line to the state (once): ``line`` when given, else the line ``rule``
     proposes from the questions of the last ``days`` days that read the entry."""
-    loaded = notes.store.load(note_id)
-    entry = resolve_section(loaded, entry_ref, notes.counter)
+    loaded = notes.load_note(note_id)
+    entry = notes.find_section(loaded, entry_ref)
     if entry.kind != "entry":
         raise InvalidArgument(f"{entry.id!r} is a {entry.kind}, not a history entry; give an "
                               "entry id (see `notes map " + loaded.note_id + "`)")
     if line is None:
         text = proposed_line(entry, _questions_for(notes, loaded.note_id, entry, days), rule,
-                             notes.index.stem_terms)
+                             notes.stem_terms)
     else:
         text = written_line(entry, line)
     return apply_line(notes, loaded.note_id, entry.id, text, dry_run)
@@ -92,7 +91,7 @@ def apply_lines(notes: Notes, lines: list[tuple[str, str, str]], dry_run: bool =
     by_note: dict[str, list[tuple[str, str]]] = {}
     for note_id, entry_id, text in lines:
         refuse_control_characters(text, "the state line")
-        by_note.setdefault(notes.store.note_id_of(note_id), []).append((entry_id, text))
+        by_note.setdefault(notes.note_id_of(note_id), []).append((entry_id, text))
     done: list[Applied] = []
     for note_id, pairs in by_note.items():
         done.extend(_apply_to_note(notes, note_id, pairs, dry_run, strict))
@@ -124,7 +123,7 @@ def _steps(note: Note, note_id: str, pairs: list[tuple[str, str]], strict: bool
 
 def _apply_to_note(notes: Notes, note_id: str, pairs: list[tuple[str, str]], dry_run: bool,
                    strict: bool) -> list[Applied]:
-    loaded = notes.store.load(note_id)
+    loaded = notes.load_note(note_id)
     steps, _ = _steps(loaded.note, note_id, pairs, strict)
     if not dry_run and any(before != after for _, _, before, after in steps):
         def promoted(note: Note) -> Note:
@@ -188,10 +187,8 @@ def _promoted_in(note: Note, entry_id: str) -> bool:
 
 
 def _questions_for(notes: Notes, note_id: str, entry: Section, days: int) -> list[str]:
-    if notes.usage is None:
-        return []
     since = time.time() - days * DAY_S
-    return [c.query for c in notes.usage.calls(since) if c.note == note_id
+    return [c.query for c in notes.usage_calls(since) if c.note == note_id
             and c.section == entry.id and c.query]
 
 
@@ -270,7 +267,7 @@ def undo_promotion(notes: Notes, ref: str, dry_run: bool = False) -> Applied:
     line (the user's other edits kept)."""
     note_id, entry_id = _locate(notes, ref)
     record = _last_apply(notes, note_id, entry_id)
-    loaded = notes.store.load(note_id)
+    loaded = notes.load_note(note_id)
     before = loaded.note.text
     if dry_run:
         return Applied(note_id, entry_id, _promoted_lines(loaded.note, entry_id)[0], True,
@@ -329,7 +326,7 @@ def _locate(notes: Notes, ref: str) -> tuple[str, str]:
         raise InvalidArgument("give the entry id of a promoted line (the one in its "
                               "`(history: …)`), or NOTE#ENTRY")
     if note_ref:
-        return notes.store.note_id_of(note_ref), entry_id
+        return notes.note_id_of(note_ref), entry_id
     holders = _notes_with_line(notes, entry_id)
     if len(holders) == 1:
         return holders[0], entry_id
@@ -342,9 +339,9 @@ def _locate(notes: Notes, ref: str) -> tuple[str, str]:
 
 def _notes_with_line(notes: Notes, entry_id: str) -> list[str]:
     out = []
-    for note_id in sorted(notes.store.note_ids()):
+    for note_id in sorted(notes.note_ids()):
         try:
-            note = notes.store.load(note_id).note
+            note = notes.load_note(note_id).note
         except NotesError:
             continue
         if _promoted_lines(note, entry_id):
@@ -358,7 +355,7 @@ def demote_lines(notes: Notes, note_id: str, lines: list[str], day: str | None =
     """Move ``lines`` (trimmed state lines) out of the note's state into a new history entry
     dated ``day`` (today by default); the entry is written first, so a failure between the two
     writes loses nothing. Returns how many lines moved."""
-    loaded = notes.store.load(note_id)
+    loaded = notes.load_note(note_id)
     state = loaded.note.state
     wanted = {line.strip() for line in lines}
     found = [line.strip() for line in split_lines(state.text)[1:]

@@ -17,7 +17,6 @@ from typing import Any
 from memory.api import Notes
 from memory.config import Config
 from memory.errors import NotesError
-from memory.index.scan import changed_files
 from memory.locate import EXAMPLE_STORE, STORE_MARKER, StoreChoice, choose_store
 from memory.project import find_project
 from memory.services.install import (
@@ -119,11 +118,11 @@ def _store_problems(status: Status, config: Config) -> None:
 def _fill_from_store(status: Status, config: Config) -> None:
     notes = Notes(config, notify=lambda _: None, front="cli")
     try:
-        status.index = _index_figures(notes)
+        status.index = notes.index_figures()
         status.notes = status.index.pop("notes")
         status.tokens = status.index.pop("tokens")
         status.usage_log = _usage_figures(config)
-        projects = notes.index.note_projects() if status.index["built"] else {}
+        projects = notes.note_projects() if status.index["built"] else {}
         found = notes.check()
     except NotesError as exc:
         status.problems.append(Problem("error", str(exc)))
@@ -166,27 +165,6 @@ def _project_figures(status: Status, projects: Mapping[str, str]) -> None:
                           other_projects=0 if key is None else len(projects) - own,
                           projects=len(set(projects.values())))
 
-
-def _index_figures(notes: Notes) -> dict[str, Any]:
-    """Backend, folder, and which notes changed since indexed, without refreshing."""
-    folder = notes.index.dir
-    built = folder.is_dir() and any(folder.iterdir())
-    figures: dict[str, Any] = {"backend": notes.config.backend, "path": str(folder),
-                               "built": built, "stale": [], "removed": []}
-    files = notes.store.files()
-    if not built:
-        figures["notes"] = len(files)
-        figures["tokens"] = sum(notes.counter.count(notes.store.load_path(f.note_id, f.path)
-                                                    .note.text) for f in files)
-        return figures
-    known = notes.index.run_search(
-        lambda searcher: {n.note_id: n for n in searcher.stored_notes()})
-    changed, removed, _ = changed_files(notes.store.root, known)
-    figures["stale"] = [f.note_id for f in changed]
-    figures["removed"] = removed
-    figures["notes"] = len(files)
-    figures["tokens"] = sum(n.tokens for note_id, n in known.items() if note_id not in removed)
-    return figures
 
 
 def _usage_figures(config: Config) -> dict[str, Any]:

@@ -114,8 +114,8 @@ def test_bad_rows_damage_and_an_oversized_old_log(store_dir: Path, tmp_path: Pat
 
     notes = Notes(load_config(store_dir), notify=lambda _: None)
     notes.suggest("warm")
-    assert notes.usage is not None
-    path = notes.usage.path
+    assert notes._usage is not None
+    path = notes._usage.path
     db = sqlite3.connect(path)
     with db:
         db.executemany("INSERT INTO calls (ts, session, front, rung, query, note, section, "
@@ -124,7 +124,7 @@ def test_bad_rows_damage_and_an_oversized_old_log(store_dir: Path, tmp_path: Pat
                        [(time.time(), f"s{i % 7}", f"q{i}", "not json" if i % 10 == 0 else "[]")
                         for i in range(10_000)])
     db.close()
-    read = notes.usage.read()
+    read = notes._usage.read()
     notes.close()
     assert read.skipped == 1000 and len(read.calls) == 9001
     figures.add("log from before the cap: 630 calls of 95 KB queries",

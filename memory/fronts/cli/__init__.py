@@ -45,16 +45,22 @@ class NotesGroup(click.Group):
     group_class = type  # a group made with @group.group() is a NotesGroup too
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except EmptyInput as exc:
-            raise click.UsageError(str(exc), ctx) from exc
-        except NotesError as exc:
-            raise click.ClickException(str(exc)) from exc
-        except OSError as exc:  # a path given on the command line that the OS refuses
-            if exc.filename is None or isinstance(exc, BrokenPipeError):
-                raise
-            raise click.ClickException(str(path_error(exc))) from exc
+        return translated(ctx, lambda: super(NotesGroup, self).invoke(ctx))
+
+
+def translated(ctx: click.Context, call: Callable[[], Any]) -> Any:
+    """``call()``, with the library's errors as the command line shows them: a usage error
+    (exit 2), else ``Error: …`` (exit 1)."""
+    try:
+        return call()
+    except EmptyInput as exc:
+        raise click.UsageError(str(exc), ctx) from exc
+    except NotesError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except OSError as exc:  # a path given on the command line that the OS refuses
+        if exc.filename is None or isinstance(exc, BrokenPipeError):
+            raise
+        raise click.ClickException(str(path_error(exc))) from exc
 
 
 @click.group(cls=NotesGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -23,6 +23,7 @@ from memory.fronts.cli import (
     cli,
     json_option,
     output_folder,
+    translated,
 )
 from memory.fronts.mcp.http_guard import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S
 from memory.index import RefreshReport
@@ -77,7 +78,7 @@ def _with_progress(run: Callable[[Callable[[int, int], None]], Done],
 def _index_summary(report: RefreshReport, notes: Notes) -> str:
     how = "rebuilt" if report.rebuilt else "refreshed"
     return (f"index {how}: {len(report.indexed)} notes indexed, {len(report.removed)} removed, "
-            f"{report.unchanged} unchanged ({notes.index.dir})")
+            f"{report.unchanged} unchanged ({notes.index_dir})")
 
 
 @cli.command()
@@ -154,7 +155,7 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
     Example:
       notes watch --quiet-seconds 2
     """
-    from memory.state.watch import Watcher, guarded, print_error
+    from memory.state.watch import guarded, print_error
 
     notes = _notes(ctx)
     done = threading.Event()
@@ -188,8 +189,7 @@ def watch(ctx: click.Context, quiet_seconds: float) -> None:
     notes.refresh_index()
     notes.tidy_index()
     # an error is printed (Error: ...) and watching goes on: the next change may succeed
-    watcher = Watcher(notes.config.notes_dir, changed, reconcile, quiet_seconds, on_idle=tidy,
-                      ignore=notes.config.state_dir)
+    watcher = notes.watcher(changed, reconcile, quiet_seconds, on_idle=tidy)
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     watcher.start()
     click.echo(f"watching {notes.config.notes_dir} (Ctrl-C to stop)", err=True)
@@ -239,12 +239,37 @@ def serve(ctx: click.Context, read_only: bool, http_port: int | None, host: str 
     given = [name for name, value in http_only.items() if value]
     if given and http_port is None:
         raise click.UsageError(f"{', '.join(given)} go with --http PORT")
-    config = _notes(ctx).config
+    lazy: _LazyNotes = ctx.find_root().obj
+    config = lazy.config()
     http = None if http_port is None else http_settings(
         config, http_port, host, allow_hosts, token_file, max_sessions, session_idle)
     from memory.fronts.mcp import server as mcp_server
 
     mcp_server.serve(config, read_only, http, hook_socket=not no_hook_socket)
+
+
+class _ServeScript(click.Command):
+    """``python mcp_server.py``: `notes serve` with the store options of `notes` itself,
+    as one command (the same options, checks and errors)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return translated(ctx, lambda: super(_ServeScript, self).invoke(ctx))
+
+
+def serve_script() -> click.Command:
+    """The command ``python mcp_server.py`` runs (:func:`memory.fronts.mcp.server.main`):
+    ``notes [--notes DIR] [--state-dir DIR] [--example] serve [OPTIONS]`` as one command
+    line, ``mcp_server.py [OPTIONS]``."""
+    store_options = [p for p in cli.params if p.name in ("notes_dir", "state_dir", "example")]
+
+    @click.pass_context
+    def run(ctx: click.Context, /, notes_dir: str | None, state_dir: str | None, example: bool,
+            **options: Any) -> None:
+        ctx.obj = _LazyNotes(notes_dir, state_dir, example)
+        ctx.invoke(serve, **options)
+
+    return _ServeScript("mcp_server.py", params=[*store_options, *serve.params], callback=run,
+                        help=serve.help, context_settings={"help_option_names": ["-h", "--help"]})
 
 
 @cli.command()
@@ -429,7 +454,7 @@ def hook_user_prompt(ctx: click.Context) -> None:
     Example:
       echo '{"prompt": "how do we deploy?"}' | notes --example hook user-prompt
     """
-    from memory.services import hook as prompt_hook
+    from memory import hook as prompt_hook
 
     lazy: _LazyNotes = ctx.find_root().obj
-    prompt_hook.main(lazy.config)
+    prompt_hook.run(prompt_hook.HookArgs(lazy.notes_dir, lazy.state_dir, lazy.example))

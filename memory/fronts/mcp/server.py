@@ -4,14 +4,13 @@ Thin tools over :class:`memory.api.Notes`; the only module that imports fastmcp.
 the same compact text the CLI prints. Library errors become MCP tool errors whose text names
 the next step. Logs go to stderr only: on stdio, stdout carries the protocol.
 
-Run: ``python mcp_server.py [--notes DIR] [--read-only] [--http PORT]`` or ``notes serve``.
+Run: ``notes serve`` or ``python mcp_server.py`` (the same options, and ``--notes DIR``).
 Over HTTP the app sits behind :mod:`memory.fronts.mcp.http_guard` (Host, Origin, token) and
 :mod:`memory.fronts.mcp.http_sessions` (a bound on live sessions).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import logging
@@ -34,13 +33,13 @@ from mcp.types import ToolAnnotations
 from pydantic import ValidationError as ArgumentsRejected
 
 from memory.api import Notes
-from memory.config import Config, load_config
+from memory.config import Config
 from memory.errors import NotesError
 from memory.fronts import render
 from memory.fronts.mcp.http_guard import HttpSettings
 from memory.fronts.mcp.stdio_guard import run_stdio
 from memory.fronts.mcp.tool_args import argument_problem
-from memory.services.hook_socket import HookSocket
+from memory.hook.socket import HookSocket, answer_hooks
 from memory.services.stores import describe_store
 
 SERVER_NAME = "notes"
@@ -239,10 +238,8 @@ def _add_write_tools(mcp: FastMCP, notes: Notes) -> None:
 
 def start_watcher(notes: Notes) -> Any:
     """Keep the index fresh while the server runs (watchdog, debounced)."""
-    from memory.state.watch import Watcher
-
     def refresh(_: object = None) -> None:
-        report = notes.index.refresh()
+        report = notes.catch_up()
         if report.indexed or report.removed:
             log.info("re-indexed %s", ", ".join(report.indexed + report.removed))
 
@@ -256,8 +253,7 @@ def start_watcher(notes: Notes) -> Any:
             return
         log.error("keeping the index fresh failed", exc_info=exc)
 
-    watcher = Watcher(notes.config.notes_dir, refresh, refresh,
-                      on_idle=notes.when_idle, on_error=failed, ignore=notes.config.state_dir)
+    watcher = notes.watcher(refresh, refresh, on_idle=notes.when_idle, on_error=failed)
     watcher.start()
     return watcher
 
@@ -290,7 +286,7 @@ def measure_costs(config: Config, questions: Path | None = None) -> dict[str, An
                   notify=lambda message: log.warning("%s", message))
     try:
         tools = asyncio.run(catalog(create_server(config, notes=notes)))
-        count = notes.counter.count
+        count = notes.count_tokens
         per_tool = {t["name"]: count(compact_json(t)) for t in tools}
         per_tool["instructions"] = count(INSTRUCTIONS)  # sent once per session, like the catalog
         answers, read = _typical_answers(notes, count)
@@ -299,7 +295,7 @@ def measure_costs(config: Config, questions: Path | None = None) -> dict[str, An
             from memory.services.framing import measure_framing
 
             framing = {name: dataclasses.asdict(f) | {"share": round(f.share, 4)}
-                       for name, f in measure_framing(notes.ladder, questions).items()}
+                       for name, f in measure_framing(notes, questions).items()}
     finally:
         notes.close()
     return {"tools": per_tool, "catalog_total": sum(per_tool.values()),
@@ -315,7 +311,7 @@ def _typical_answers(notes: Notes, count: Callable[[str], int]
     suggested = notes.suggest(TYPICAL_QUERY)
     answers = {"suggest": count(render.suggestions(suggested))}
     # the question's best note; on a store where it matches nothing, the store's first note
-    top = suggested.hits[0].note if suggested.hits else next(iter(notes.store.note_ids()), None)
+    top = suggested.hits[0].note if suggested.hits else next(iter(notes.note_ids()), None)
     if top is None:
         return answers, "nothing (the store has no notes)"
     mapped = notes.section_map(top, TYPICAL_QUERY)
@@ -347,49 +343,13 @@ def over_budget(costs: dict[str, Any], budget: dict[str, Any]) -> list[str]:
     return problems
 
 
-HTTP_ONLY = ("host", "allow_host", "token_file", "max_sessions", "session_idle")
-
-
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="mcp_server.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--notes", help="notes folder (default: $NOTES_DIR, else the nearest "
-                        "store walking up from here, else your default store)")
-    parser.add_argument("--state-dir", help="index folder (default: NOTES/.notes)")
-    parser.add_argument("--read-only", action="store_true", help="serve only the read tools")
-    parser.add_argument("--no-hook-socket", action="store_true",
-                        help="do not answer the prompt hook (notes hook user-prompt) on the "
-                        "store's socket STATE/run/hook.sock")
-    parser.add_argument("--http", type=int, metavar="PORT",
-                        help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio")
-    parser.add_argument("--host", help="address to listen on (beyond loopback: needs a token)")
-    parser.add_argument("--allow-host", action="append", metavar="NAME",
-                        help="also answer to this Host/Origin name (repeatable)")
-    parser.add_argument("--token-file", action="store_true",
-                        help="require the bearer token in STATE/http-token (made if missing)")
-    parser.add_argument("--max-sessions", type=int, metavar="N", help="live HTTP sessions")
-    parser.add_argument("--session-idle", type=float, metavar="SECONDS",
-                        help="close an HTTP session idle this long")
-    args = parser.parse_args(argv)
-    given = [f"--{name.replace('_', '-')}" for name in HTTP_ONLY if getattr(args, name)]
-    if given and args.http is None:
-        parser.error(f"{', '.join(given)} go with --http PORT")
-    if min(args.max_sessions or 1, args.session_idle or 1) <= 0:
-        parser.error("--max-sessions and --session-idle must be positive")
-    return args
-
-
 def start_hook_socket(notes: Notes) -> HookSocket | None:
     """Answer `notes hook user-prompt` for this store from this process (the socket
-    `<state>/run/hook.sock`, :mod:`memory.services.hook_socket`); None if it cannot listen
-    (logged: the hooks then answer in their own process)."""
-    from memory.services import hook
-
-    listener = HookSocket(notes.config.state_dir,
-                          lambda request: hook.serve_request(notes, request),
-                          lambda message: log.warning("%s", message))
-    if not listener.start():
-        return None
-    log.info("answering the prompt hook on %s", listener.path)
+    `<state>/run/hook.sock`, :mod:`memory.hook.socket`); None if it cannot listen (logged:
+    the hooks then answer in their own process)."""
+    listener = answer_hooks(notes, lambda message: log.warning("%s", message))
+    if listener is not None:
+        log.info("answering the prompt hook on %s", listener.path)
     return listener
 
 
@@ -422,7 +382,7 @@ def serve(config: Config, read_only: bool = False, http: HttpSettings | None = N
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     log.info("serving the %s", describe_store(config))
     notes = server_notes(config)
-    notes.ladder.freshen()  # an index that cannot be written yet still serves what it holds
+    notes.freshen()  # an index that cannot be written yet still serves what it holds
     mcp = create_server(config, read_only, notes)
     watcher = start_watcher(notes)
     start_embedding(notes)
@@ -465,18 +425,12 @@ def serve_http(mcp: FastMCP, http: HttpSettings) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from memory.fronts.mcp.http_guard import http_settings
+    """``python mcp_server.py [OPTIONS]``: the options of ``notes [--notes DIR] [--state-dir
+    DIR] [--example] serve`` (:func:`memory.fronts.cli.maintain.serve_script`); click exits
+    with the status (2 for a usage error, 1 for ``Error: …``)."""
+    from memory.fronts.cli.maintain import serve_script
 
-    args = parse_args(argv)
-    try:
-        config = load_config(args.notes, args.state_dir)
-        http = None if args.http is None else http_settings(
-            config, args.http, args.host, args.allow_host or (), args.token_file,
-            args.max_sessions, args.session_idle)
-        serve(config, args.read_only, http, hook_socket=not args.no_hook_socket)
-    except NotesError as exc:  # a setting the store itself rejects (NOTES_LEVERS, an extra)
-        print(f"Error: {exc}", file=sys.stderr)
-        return 1
+    serve_script().main(args=None if argv is None else list(argv), prog_name="mcp_server.py")
     return 0
 
 

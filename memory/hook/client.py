@@ -1,6 +1,6 @@
 """The prompt hook's side of the hook socket: ask the store's running MCP server to answer.
 
-:mod:`memory.services.hook_socket` is the server's side and says what both ends check. This
+:mod:`memory.hook.socket` is the server's side and says what both ends check. This
 side runs in every hook process before anything else is imported, so it imports only the
 standard library's ``json``, ``os``, ``socket``, ``stat``, ``struct`` and ``time``
 (``hashlib`` only for a state folder whose socket path is too long) and :mod:`memory.locate`
@@ -11,7 +11,7 @@ from (its ``--notes``/``--state-dir``/``--example`` flags, the ``NOTES_*`` and l
 variables of its environment, its current folder and its parent's process id), and the server
 builds the hook's :class:`memory.config.Config` from them with the same
 :func:`memory.config.load_config` and answers only when that is its own store with its own
-settings (:func:`memory.services.hook.serve_request`).
+settings (:func:`memory.hook.answer.serve_request`).
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ It never blocks or fails the user's prompt: any problem is logged (stderr and
 ``<state dir>/hook.log``) and the hook exits 0 with no output.
 
 It runs on every prompt, so the store's MCP server, when one runs, is asked to answer first
-(:mod:`memory.services.hook_client`, before this module is even imported, from
-:mod:`memory.fronts.entry`; the server runs the same :func:`run_hook` on its open store), and
-only then is the store opened here. This module imports the index and the parsers only on
-that second path.
+(:func:`memory.hook.run`, before this module is even imported; the server runs the same
+:func:`run_hook` on its open store, :func:`serve_request`), and only then is the store opened
+here (:func:`answer_here`). This module imports the index and the parsers only on that second
+path. It reads the store through :class:`memory.api.Notes`' public methods alone.
 """
 
 from __future__ import annotations
@@ -26,17 +26,16 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from memory.config import Config
 from memory.errors import NotesError
-from memory.model.text import fold, split_lines
-from memory.services import hook_client
+from memory.hook.client import input_problem, read_input, write_output
+from memory.model.text import fold
 
 if TYPE_CHECKING:
     from memory.api import Notes
-    from memory.retrieval.ladder import Ladder, SuggestHit, Suggestions
-    from memory.state.tokens import TokenCounter
+    from memory.retrieval.ladder import SuggestHit, Suggestions
 
 MAX_NOTES = 4
 MAX_TOKENS = 120
@@ -144,7 +143,7 @@ def worth_showing(result: Suggestions) -> list[SuggestHit]:
     return [h for h in result.hits[:MAX_NOTES] if h.score >= floor]
 
 
-def context_text(hits: list[SuggestHit], counter: TokenCounter,
+def context_text(hits: list[SuggestHit], count: Callable[[str], int],
                  evidence: str | None = None) -> str:
     """One line per note, then the evidence block when there is one; the last notes are
     dropped (never the first) until the whole fits the token budget, then the evidence."""
@@ -152,7 +151,7 @@ def context_text(hits: list[SuggestHit], counter: TokenCounter,
              for h in hits]
     while lines:
         text = "\n".join([HEADER, *lines, *([evidence] if evidence else [])])
-        if counter.count(text) <= MAX_TOKENS:
+        if count(text) <= MAX_TOKENS:
             return text
         if evidence and len(lines) == 1:
             evidence = None
@@ -161,12 +160,13 @@ def context_text(hits: list[SuggestHit], counter: TokenCounter,
     return ""
 
 
-def best_evidence(ladder: Ladder, prompt: str, context: str | None,
+def best_evidence(notes: Notes, prompt: str, context: str | None,
                   hits: list[SuggestHit]) -> str | None:
     """The best block of the notes shown, labelled, when it wins clearly: it scores
     ``CLEAR_MARGIN`` times the next best block of those notes (as a section wins clearly in
-    a map). None when no block of them matched or none wins clearly."""
-    from memory.index import parse_query
+    a map). None when no block of them matched or none wins clearly. The block is read from
+    the note's file as it is, unparsed (:meth:`memory.api.Notes.block_lines`): the hook
+    stays light."""
     from memory.retrieval.answers import label
     from memory.retrieval.section_scores import clear_winner
     from memory.retrieval.zoom import block_ref
@@ -174,33 +174,20 @@ def best_evidence(ladder: Ladder, prompt: str, context: str | None,
     shown = {h.note for h in hits}
     if not shown or not prompt:
         return None
-    found, _ = ladder.search(parse_query(prompt, context), "paragraph", EVIDENCE_POOL)
-    blocks = [h for h in found if h.doc.note_id in shown][:2]
-    if not blocks or not clear_winner([(h.doc.id, h.score) for h in blocks]):
+    found = notes.search_paragraphs(prompt, EVIDENCE_POOL, context)
+    blocks = [(doc, score) for doc, score in found if doc.note_id in shown][:2]
+    if not blocks or not clear_winner([(doc.id, score) for doc, score in blocks]):
         return None
-    best = blocks[0].doc
-    text = _block_lines(ladder, best.note_id, best.lines)
+    best = blocks[0][0]
+    text = notes.block_lines(best.note_id, best.lines)
     if text is None:
         return None
     ref = block_ref(best.section, best.block)
     return (EVIDENCE_HEADER + label(best.note_id, ref, best.date) + text).rstrip("\n")
 
 
-def _block_lines(ladder: Ladder, note_id: str, span: tuple[int, int]) -> str | None:
-    """The block's lines, read from the note's file as it is (no parsing: the hook stays
-    light), at most as much of it as is indexed (``max_note_bytes``); None when the file
-    went away or is now shorter than the indexed block."""
-    try:
-        raw = ladder.store.read_head(note_id)
-    except (OSError, NotesError):
-        return None
-    lines = split_lines(raw.decode("utf-8", errors="replace"))
-    start, end = span
-    return "".join(lines[start:end]) if end <= len(lines) else None
-
-
-def hook_text(ladder: Ladder, counter: TokenCounter, result: Suggestions, prompt: str,
-              context: str | None, evidence: bool) -> str:
+def hook_text(notes: Notes, result: Suggestions, prompt: str, context: str | None,
+              evidence: bool) -> str:
     """What the hook adds for ``result`` (suggest's answer for the prompt's topic words):
     the notes worth showing and, with ``evidence`` (``NOTES_HOOK_EVIDENCE``), the block of
     them that wins clearly ("" when nothing is worth adding). The evidence is off by
@@ -208,8 +195,8 @@ def hook_text(ladder: Ladder, counter: TokenCounter, result: Suggestions, prompt
     instructions (docs/claude-code.md). The bench's ``hook`` policy measures this text with
     the evidence on."""
     hits = worth_showing(result)
-    block = best_evidence(ladder, prompt, context, hits) if evidence else None
-    return context_text(hits, counter, block)
+    block = best_evidence(notes, prompt, context, hits) if evidence else None
+    return context_text(hits, notes.count_tokens, block)
 
 
 def hook_output(text: str) -> str:
@@ -233,9 +220,7 @@ def run_hook(notes: Notes, raw: str, folder: str = "") -> str:
     # million tokens past its 150 ms (docs/benchmarks.md, "Fourth round")
     result = notes.suggest(prompt, limit=MAX_NOTES, context=context or None,
                            session=data.session_id or None, by_blocks=False)
-    with notes.scoped():
-        text = hook_text(notes.ladder, notes.counter, result, prompt, context or None,
-                         notes.config.hook_evidence)
+    text = hook_text(notes, result, prompt, context or None, notes.config.hook_evidence)
     return hook_output(text) if text else ""
 
 
@@ -252,7 +237,7 @@ def _follow_imports(notes: Notes) -> None:
 
         follow(notes, force=True)
     except Exception as exc:  # never in the way of the answer
-        notes.index.notify(f"notes: Claude Code's memory was not brought in ({exc})")
+        notes.notify(f"notes: Claude Code's memory was not brought in ({exc})")
 
 
 def hook_project(notes: Notes, folder: str) -> str | None:
@@ -281,15 +266,11 @@ def store_key(config: Config) -> str:
                        config.levers])
 
 
-def answer(config: Config, raw: str, asked: bool = False) -> str:
-    """The hook's stdout for ``raw``: from the store's MCP server if one answers (unless
-    ``asked`` already), else from the store opened here."""
+def answer(config: Config, raw: str) -> str:
+    """The hook's stdout for ``raw`` from the store opened in this process (no server
+    answered)."""
     if not raw.strip():
         return ""
-    if not asked:
-        output = hook_client.served(raw, str(config.notes_dir), str(config.state_dir), False)
-        if output is not None:
-            return output
     from memory.api import Notes
 
     # a hook that answers itself routes without the semantic model: loading it and its
@@ -298,15 +279,14 @@ def answer(config: Config, raw: str, asked: bool = False) -> str:
                   front="hook")
     try:
         output = run_hook(notes, raw, os.getcwd())
-        if notes.counter.encoding_loaded():  # the next cold hook counts without loading it
-            notes.counter.save_ranks()
+        notes.keep_token_ranks()  # the next cold hook counts without loading the encoding
         return output
     finally:
         notes.close()
 
 
 def serve_request(notes: Notes, request: dict[str, Any]) -> dict[str, Any]:
-    """The server's side of :func:`memory.services.hook_client.served`: the hook's store and
+    """The server's side of :func:`memory.hook.client.served`: the hook's store and
     settings resolved from what it sent, and if they are this server's, ``run_hook`` on its
     open store, logged in the usage log as the hook's call in the hook's session."""
     raw, client, parent = request.get("input"), request.get("client"), request.get("parent")
@@ -338,25 +318,30 @@ def client_config(client: dict[str, Any]) -> Config:
                        example=client.get("example") is True)
 
 
-def main(load: Callable[[], Config], stdin: IO[str] | None = None, raw: str | None = None,
-         asked: bool = False) -> int:
-    """``notes hook user-prompt``: read the hook's JSON (or take ``raw``, already read),
-    print what to add (if anything). Exit status 0 whatever happens: a problem is one line
-    on stderr and in the hook's log."""
+def answer_here(notes_dir: str | None, state_dir: str | None, example: bool,
+                raw: str | None = None) -> int:
+    """The hook answered in this process (:func:`memory.hook.run` found no server to): read
+    the hook's JSON (or take ``raw``, already read), print what to add (if anything). Exit
+    status 0 whatever happens: a problem is one line on stderr and in the hook's log."""
+    from memory.config import load_config
+
+    def load() -> Config:
+        return load_config(notes_dir, state_dir, example=example)
+
     config: Config | None = None
     try:
         if raw is None:
-            raw = hook_client.read_input(sys.stdin if stdin is None else stdin)
+            raw = read_input(sys.stdin)
         config = load()
-        problem = hook_client.input_problem(raw)
+        problem = input_problem(raw)
         if problem:
             _report(f"notes hook: {problem}", config.state_dir)
             return 0
-        output = answer(config, raw, asked)
+        output = answer(config, raw)
     except Exception as exc:  # the user's prompt must go through whatever happens
         _report(f"notes hook: {type(exc).__name__}: {exc}", _log_dir(config, load))
         return 0
-    hook_client.write_output(output)
+    write_output(output)
     return 0
 
 

@@ -3,8 +3,8 @@
 A cold ``notes hook user-prompt`` process has to import the index and open it before it can
 search; the store's MCP server, when one runs, has all of it open. So the server listens on a
 Unix socket in the store's state folder (``<state>/run/hook.sock``) and answers the hook with
-the same :func:`memory.services.hook.run_hook` on its own open store, and the hook process asks
-it first (:mod:`memory.services.hook_client`, the standard library only), falling back to
+the same :func:`memory.hook.answer.run_hook` on its own open store, and the hook process asks
+it first (:mod:`memory.hook.client`, the standard library only), falling back to
 answering in-process when there is no server or it does not answer within
 :data:`CLIENT_TIMEOUT_S`.
 
@@ -21,7 +21,7 @@ A path too long for a socket address (about 100 bytes) is replaced by a short on
 ``/tmp/notes-memory-<uid>/`` (same checks), named by a digest of the state folder.
 
 One request per connection: a JSON line ``{"v": 2, "input": …, "parent": …, "client": {…}}``
-(what the hook's configuration is built from: :mod:`memory.services.hook_client`), at most
+(what the hook's configuration is built from: :mod:`memory.hook.client`), at most
 :data:`MAX_REQUEST_BYTES`; the answer is one JSON line, ``{"output": …}`` or ``{"error": …}``.
 The server handles at most :data:`MAX_WORKERS` connections at once (more are closed at once,
 and their hooks answer in-process), each within :data:`SERVER_TIMEOUT_S`. A socket file left by
@@ -39,9 +39,9 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memory.services.hook_client import (
+from memory.hook.client import (
     MAX_REQUEST_BYTES,
     PROTOCOL,
     folder_problem,
@@ -50,6 +50,9 @@ from memory.services.hook_client import (
     socket_path,
     uid,
 )
+
+if TYPE_CHECKING:
+    from memory.api import Notes
 
 SERVER_TIMEOUT_S = 5.0  # a connection that sends nothing is closed after this
 MAX_WORKERS = 4
@@ -221,3 +224,14 @@ class HookSocket:
             sock.close()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=1.0)
+
+
+def answer_hooks(notes: Notes, log: Log) -> HookSocket | None:
+    """Answer the prompt hook of ``notes``' store from this process (the MCP server's) on
+    its socket, with :func:`memory.hook.answer.serve_request`; None if it cannot listen
+    (logged: the hooks then answer in their own process). Stop the listener when done."""
+    from memory.hook.answer import serve_request
+
+    listener = HookSocket(notes.config.state_dir, lambda request: serve_request(notes, request),
+                          log)
+    return listener if listener.start() else None

@@ -11,6 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import NOTES_BIN
 from memory.services.importer import claude_project_slug
 
@@ -49,6 +51,7 @@ def hook(project: Path, prompt: str) -> str:
     return str(json.loads(out)["hookSpecificOutput"]["additionalContext"]) if out else ""
 
 
+@pytest.mark.slow(11)
 def test_two_projects_from_nothing(tmp_path: Path) -> None:
     home = Path(os.environ["HOME"])
     folders = {}

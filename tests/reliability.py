@@ -27,7 +27,7 @@ ORDER: dict[str, int] = {}  # title: where its (first) test stands in the collec
 
 def command() -> str:
     """The command that made the report, with the stress length it ran at."""
-    seconds = os.environ.get("NOTES_STRESS_SECONDS", "8")
+    seconds = os.environ.get("NOTES_STRESS_SECONDS", "4")
     return (f"NOTES_RELIABILITY_REPORT=docs/reliability.md NOTES_STRESS_SECONDS={seconds} "
             ".venv/bin/python -m pytest")
 

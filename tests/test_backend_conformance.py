@@ -86,6 +86,7 @@ def test_golden_questions_route_the_same(copy: tuple[str, Path]) -> None:
     assert not misses, f"{backend}: {misses}"
 
 
+@pytest.mark.slow(9)
 @pytest.mark.skipif(not HAS_TANTIVY, reason="the tantivy extra is not installed")
 def test_backends_agree_on_notes_sections_and_words(store_dir: Path) -> None:
     """Same top note and matched words; the best section of one is among the other's two

@@ -48,6 +48,7 @@ def test_from_locomo_then_run(tmp_path: Path) -> None:
     assert wrong.returncode == 1 and "unknown policies: ladder@9" in wrong.stderr
 
 
+@pytest.mark.slow(9)
 def test_backends_side_by_side(tmp_path: Path) -> None:
     """`--backend whoosh,tantivy`: each policy once per backend in one report."""
     pytest.importorskip("tantivy")

@@ -249,6 +249,7 @@ def test_a_scope_that_hides_the_answer_fails_the_run(tmp_path: Path) -> None:
         run_bench(bench, ["full"], state_dir=tmp_path / "s3")
 
 
+@pytest.mark.slow(9)
 def test_the_shared_files(tmp_path: Path) -> None:
     """All ten personas: the counts, and every question's scope holds its evidence."""
     counts = realmem_to_bench(shared_file(REALMEM), tmp_path)

@@ -65,7 +65,7 @@ def _report(out: Path, bench: str) -> dict[str, Any]:
     return data
 
 
-@pytest.mark.slow(17)
+@pytest.mark.slow(22)
 def test_every_bench_built_run_and_summarised(small_locomo: Path, small_realmem: Path,
                                               tmp_path: Path) -> None:
     out, work = tmp_path / "out", tmp_path / "work"

@@ -55,6 +55,7 @@ def test_version_change_triggers_a_rebuild_with_one_message(store_dir: Path) -> 
     assert len(messages) == 1 and "another version" in messages[0]
 
 
+@pytest.mark.slow(8)
 @pytest.mark.parametrize("damage", ["truncate", "delete-segments", "garbage-toc"])
 def test_damaged_index_rebuilds_itself(run_cli_process: RunCli, store_dir: Path,
                                        damage: str) -> None:

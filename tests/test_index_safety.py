@@ -121,6 +121,7 @@ def _leftovers(state: Path) -> list[str]:
     return sorted(p.name for p in state.iterdir() if ".new-" in p.name or ".old-" in p.name)
 
 
+@pytest.mark.slow(13)
 @needs_fork
 def test_a_killed_parallel_rebuild_takes_its_workers_and_wedges_nothing(
         store_dir: Path, state: Path) -> None:
@@ -415,6 +416,7 @@ def many_headings(count: int) -> str:
                                                   for i in range(count)))
 
 
+@pytest.mark.slow(11)
 def test_hostile_notes_are_bounded_and_reported(store_dir: Path, tmp_path: Path) -> None:
     (store_dir / "bomb.md").write_text(alias_bomb())
     (store_dir / "many.md").write_text(many_headings(20_000))

@@ -12,6 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from test_nightly import FAKE_CRONTAB, FAKE_SYSTEMCTL, USER_CRONTAB
 
 from conftest import NOTES_BIN
@@ -52,6 +53,7 @@ def hook(project: Path, prompt: str) -> str:
     return str(json.loads(out)["hookSpecificOutput"]["additionalContext"]) if out else ""
 
 
+@pytest.mark.slow(11)
 def test_two_projects_from_nothing(tmp_path: Path) -> None:
     home = Path(os.environ["HOME"])
     folders = {}

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from shared_data import LOCOMO, shared_file
 
+from conftest import copy_state
 from memory import Notes, load_config
 from memory.bench.locomo import locomo_to_bench
 from memory.bench.questions import Question, read_questions
@@ -41,13 +42,17 @@ def not_kept(small: Recalled, large: Recalled) -> set[Block]:
     return {b for b in shown_blocks(small.groups) if b not in kept and b[:2] not in whole}
 
 
-def monotonicity_breaks(ladder: Ladder, questions: Iterator[Question]) -> tuple[int, list[str]]:
+def monotonicity_breaks(ladder: Ladder, questions: Iterator[Question | tuple[Question, Gathered]]
+                        ) -> tuple[int, list[str]]:
     """How many questions were checked, and each (question, budget) where a block of
-    ``recall@B`` is missing from ``recall@2B``."""
+    ``recall@B`` is missing from ``recall@2B``. A question comes alone (gathered here) or
+    with what was gathered for it."""
     checked, broken = 0, []
-    for question in questions:
-        gathered = ladder.gather(question.question, " ".join(question.context) or None,
-                          day_of(question.date))
+    for item in questions:
+        question, gathered = item if isinstance(item, tuple) else (item, None)
+        if gathered is None:
+            gathered = ladder.gather(question.question, " ".join(question.context) or None,
+                                     day_of(question.date))
         answers = {b: ladder.fill(gathered, b) for b in (*DOUBLED, 2 * DOUBLED[-1])}
         broken += [f"{question.id}@{b}: {sorted(not_kept(answers[b], answers[2 * b]))[:3]}"
                    for b in DOUBLED if not_kept(answers[b], answers[2 * b])]
@@ -56,16 +61,31 @@ def monotonicity_breaks(ladder: Ladder, questions: Iterator[Question]) -> tuple[
 
 
 @pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BenchReader]:
-    reader = BenchReader(bench_config(ROOT / "notes_example", tmp_path_factory.mktemp("state")))
-    reader.prepare()
+def example(tmp_path_factory: pytest.TempPathFactory, indexed_example: Path
+            ) -> Iterator[BenchReader]:
+    """The example store read as a bench reads it, from a copy of the session's index of it
+    (the index a build here would make, fresh for the store's notes: ``prepare`` indexes
+    nothing)."""
+    state = copy_state(indexed_example, tmp_path_factory.mktemp("state"))
+    reader = BenchReader(bench_config(ROOT / "notes_example", state))
+    assert reader.prepare().indexed == []
     yield reader
     reader.close()
 
 
+@pytest.fixture(scope="module")
+def followups(example: BenchReader) -> list[tuple[Question, Gathered]]:
+    """Each follow-up question with what the ladder gathers for it: gathering searches (the
+    cost of these tests), filling does not, so the tests below fill from the same gathers."""
+    ladder = example.notes._ladder
+    return [(q, ladder.gather(q.question, " ".join(q.context) or None, day_of(q.date)))
+            for q in read_questions(FOLLOWUPS)]
+
+
 @pytest.mark.slow(20)
-def test_more_budget_keeps_every_block_on_the_example_questions(example: BenchReader) -> None:
-    checked, broken = monotonicity_breaks(example.notes._ladder, read_questions(FOLLOWUPS))
+def test_more_budget_keeps_every_block_on_the_example_questions(
+        example: BenchReader, followups: list[tuple[Question, Gathered]]) -> None:
+    checked, broken = monotonicity_breaks(example.notes._ladder, iter(followups))
     assert checked == 68
     assert broken == []
 
@@ -144,15 +164,15 @@ def test_more_budget_keeps_every_block_of_any_ranking(example: BenchReader,
         assert ladder.count(render.recalled(result)) <= result.budget
 
 
-@pytest.mark.slow(15)
-def test_every_label_reads_back_its_blocks(example: BenchReader) -> None:
+@pytest.mark.slow(20)  # beside the test above: they share the module's gathers
+def test_every_label_reads_back_its_blocks(example: BenchReader,
+                                           followups: list[tuple[Question, Gathered]]) -> None:
     """A label's reference (``[note#ref]``, or ``[#ref]`` under the same note) is what
     ``read_section`` takes: each of its block runs, read, holds the lines shown under it."""
     ladder = example.notes._ladder
     checked = 0
-    for question in read_questions(FOLLOWUPS):
-        gathered = ladder.gather(question.question, " ".join(question.context) or None,
-                          day_of(question.date))
+    assert len(followups) == 68
+    for question, gathered in followups:
         note = ""
         for group in ladder.fill(gathered, 1000).groups:
             head, _, body = group.text.partition("\n")

@@ -93,7 +93,7 @@ def segment_files(notes: Notes) -> list[str]:
     return sorted(p.name for p in Path(notes.index.dir).glob("*.seg"))
 
 
-@pytest.mark.slow(11)
+@pytest.mark.slow(25)
 @needs_fork
 def test_workers_build_the_same_index_as_one_process(store_dir: Path, tmp_path: Path,
                                                      one_process_build: Built) -> None:
@@ -106,7 +106,7 @@ def test_workers_build_the_same_index_as_one_process(store_dir: Path, tmp_path: 
     assert parallel.notes == serial.notes
 
 
-@pytest.mark.slow(11)
+@pytest.mark.slow(25)
 @needs_fork
 def test_a_worker_that_dies_costs_a_second_build_not_documents(
         store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

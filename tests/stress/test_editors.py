@@ -10,7 +10,7 @@ reading") and starts again if not; the truncating one truncates right after read
 store cannot protect is an editor saving a buffer read before a tool's write without looking:
 that overwrites the tool's entry, which `notes check` then reports and `--restore` puts back.
 
-Duration per scenario: NOTES_STRESS_SECONDS (default 8; docs/reliability.md was made with 60).
+Duration per scenario: NOTES_STRESS_SECONDS (default 4; docs/reliability.md was made with 60).
 """
 
 from __future__ import annotations

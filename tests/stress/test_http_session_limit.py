@@ -6,7 +6,7 @@ closed to make room. New clients must then get a clear refusal at once (503, say
 what to do), never a hang, while the held sessions go on answering; once the streams close,
 whether their client is killed (SIGKILL) or closes them, new sessions are served again.
 
-New clients refused: REFUSED, 10 per NOTES_STRESS_SECONDS, at least 40 (80 in the test
+New clients refused: REFUSED, 10 per NOTES_STRESS_SECONDS, at least 40 (40 in the test
 command, 600 for docs/reliability.md).
 """
 

@@ -70,7 +70,7 @@ def _memory(samples: list[int], growth: float) -> str:
             f"(growth after 500: {growth * 100:+.1f} %)")
 
 
-@pytest.mark.slow(25)
+@pytest.mark.slow(28)
 def test_abandoned_http_sessions_stay_bounded(store_dir: Path, tmp_path: Path,
                                               figures: Figures) -> None:
     """HTTP sessions: thousands opened and abandoned; live sessions and memory stay bounded"""

@@ -61,7 +61,7 @@ def _hostile_store(store: Path) -> None:
                                     + "".join(f"- item {i}\n" for i in range(100_000)))
 
 
-@pytest.mark.slow(28)
+@pytest.mark.slow(30)
 def test_hostile_notes_cost_bounded_time_and_memory(store_dir: Path, tmp_path: Path,
                                                     figures: Figures) -> None:
     """Index bounds: a billion-laughs front matter, 100,000 headings, 100,000 list items"""

@@ -9,7 +9,7 @@ puts back what the editor's save dropped (the ledger is the common base of a thr
 the editor's own entries and edits are kept, no half entry is ever recorded, and the agents are
 not locked out: at least 99 % of tool writes land (a write that waited counts once it lands).
 
-Duration per scenario: NOTES_STRESS_SECONDS (default 8; docs/reliability.md was made with 60).
+Duration per scenario: NOTES_STRESS_SECONDS (default 4; docs/reliability.md was made with 60).
 """
 
 from __future__ import annotations

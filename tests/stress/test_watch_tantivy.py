@@ -7,7 +7,7 @@ Besides what test_editors.py checks (no entry lost or duplicated, header and sta
 refreshing it: only the watcher (and the writers' own re-indexing) may have; and a search
 for the writers' words finds exactly the entries they wrote.
 
-Duration: NOTES_STRESS_SECONDS of writing (default 8; docs/reliability.md was made with 60).
+Duration: NOTES_STRESS_SECONDS of writing (default 4; docs/reliability.md was made with 60).
 """
 
 from __future__ import annotations

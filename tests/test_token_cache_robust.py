@@ -7,6 +7,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from memory.state.tokens import TokenCounter, count_exact
 
 TEXT = "## Current state\n- Redis evicts with allkeys-lru since the 2026 incident.\n"
@@ -90,3 +92,29 @@ def test_an_oversized_cache_is_started_anew(tmp_path: Path) -> None:
     assert reopened.count("text number 7") == count_exact("text number 7")
     reopened.flush()
     assert big > 256 * 1024 > path.stat().st_size
+
+
+def test_texts_not_remembered_are_counted_once_a_while_and_never_kept_on_disk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block counted with ``remember=False`` for one question is not encoded again for
+    the next (recall counts the same blocks question after question), yet it stays out of
+    the remembered counts and the disk cache, and its memory is bounded."""
+    from memory.state import tokens
+
+    counter = TokenCounter(tmp_path / "tokens.sqlite")
+    encoded: list[str] = []
+    real = counter._count_new
+    monkeypatch.setattr(counter, "_count_new", lambda text: encoded.append(text) or real(text))
+    monkeypatch.setattr(tokens, "PASSING_ENTRIES", 3)
+    block = "- 2026-06-22: Jonas dislikes the ArgoCD rollback"
+    assert counter.count(block, remember=False) == count_exact(block)
+    assert counter.count(block, remember=False) == count_exact(block)
+    assert encoded == [block]
+    counter.flush()
+    with sqlite3.connect(tmp_path / "tokens.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM tokens").fetchone() == (0,)
+    for n in range(5):
+        counter.count(f"another block {n}", remember=False)
+    assert len(counter._passing) == 3
+    assert counter.count(block, remember=False) == count_exact(block)
+    assert encoded.count(block) == 2  # pushed out by newer ones: counted again

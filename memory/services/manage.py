@@ -103,6 +103,7 @@ def _rename(notes: Notes, old: str, new: str) -> Path:
     except sqlite3.Error as exc:
         raise StorageError(f"the note is renamed, but the history ledger cannot follow "
                            f"({exc}); `notes check --accept --note {new}` records it") from exc
+    notes.usage_renamed(old, new)
     record = ImportRecord.load(notes.config.state_dir)
     if record.renamed(old, new):
         record.save(notes.config.state_dir)

@@ -63,10 +63,12 @@ BENCHES = (
     Bench("example-followups", "example store", "The example store's follow-ups",
           "python benchmarks/followups/make_bench.py example-followups",
           "Vague follow-ups about the bundled example store, written as follow-ups "
-          "([bench-followups.md](bench-followups.md)). The dense curve is measured here only: "
-          "it needs the `semantic` extra and every note embedded."),
+          "([bench-followups.md](bench-followups.md)). The dense curve needs the `semantic` "
+          "extra and every note embedded: it is measured here, on LoCoMo per conversation "
+          "and on two RealMem persons' stores."),
     Bench("locomo", "LoCoMo", "LoCoMo, a note per conversation",
-          "notes bench from-locomo locomo10.json --out locomo"),
+          "notes bench from-locomo locomo10.json --out locomo",
+          "With the dense curve: every turn embedded once (`--vectors` keeps the vectors)."),
     Bench("locomo-sessions", "LoCoMo", "LoCoMo, a note per session",
           "notes bench from-locomo locomo10.json --out locomo-sessions --note-per-session"),
     Bench("locomo-followups", "LoCoMo", "LoCoMo follow-ups",
@@ -80,6 +82,18 @@ BENCHES = (
           "A sample: every third question of the test half in file order "
           "(`benchmarks/sample_bench.py`), as the lever audit sampled its tuning half; the "
           "whole test half (729 questions over 2.9 M tokens) takes hours on a 2-core machine."),
+    Bench("realmem-adeleke-okonjo", "RealMem", "RealMem, one person's memory: Adeleke Okonjo",
+          "notes bench from-realmem RealMem/dataset --out realmem-adeleke-okonjo "
+          "--persona adeleke-okonjo",
+          "One person's sessions alone (197 notes), the first two persons in name order: "
+          "small enough to embed every line, so RealMem's dense curve is measured here. A "
+          "store of one person's memory is not the pooled store above (no other person's "
+          "sessions to route past), and 73 questions make a wide interval."),
+    Bench("realmem-ethan-hunt", "RealMem", "RealMem, one person's memory: Ethan Hunt",
+          "notes bench from-realmem RealMem/dataset --out realmem-ethan-hunt "
+          "--persona ethan-hunt",
+          "The second person (207 notes), as above. Its assistant turns are long: two "
+          "fragments already cost 734 tokens."),
 )
 
 

@@ -22,6 +22,7 @@ import yaml
 from memory.errors import InvalidArgument, NoteExists, NoteNotFound, StorageError
 from memory.model.results import Managed
 from memory.model.text import excerpt, split_lines
+from memory.state.commit import tidy_folders
 from memory.state.imports import ImportRecord
 from memory.state.store import missing_note_message, validate_note_id
 
@@ -70,7 +71,7 @@ def restore_note(notes: Notes, note: str) -> Managed:
                            "--restore` takes a note id from that list")
     source = copies[0]
     path = notes.commits.put_back(note_id, source).path
-    _tidy_folders(source.parent, notes.config.state_dir / TRASH)
+    tidy_folders(source.parent, notes.config.state_dir / TRASH)
     return Managed(note_id, "restored", str(path), f"from {source}")
 
 
@@ -136,14 +137,3 @@ def _existing(notes: Notes, note: str) -> str:
     if not path.is_file():
         raise NoteNotFound(missing_note_message(note_id, notes.note_ids()))
     return note_id
-
-
-def _tidy_folders(folder: Path, root: Path) -> None:
-    """Empty folders left behind, up to ``root`` (not it)."""
-    here = folder
-    while here != root and root in here.parents:
-        try:
-            here.rmdir()
-        except OSError:
-            return
-        here = here.parent

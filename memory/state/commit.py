@@ -179,7 +179,7 @@ class Committer:
         note_id = validate_note_id(note)
         with self.store.locked(note_id) as path:
             _move_file(path, target, "move the note to the trash")
-        _tidy_folders(path.parent, self.store.root)
+        tidy_folders(path.parent, self.store.root)
         self._history().ledger.forget(note_id)
         return self.index.changed([note_id])
 
@@ -196,7 +196,7 @@ class Committer:
             _move_file(source, target, "rename the note", exclusive=True)
             for link in links:
                 _repoint(link, target)
-        _tidy_folders(source.parent, store.root)
+        tidy_folders(source.parent, store.root)
         self._history().ledger.rename(old, new)
         self.index.changed([old, new])
         return target
@@ -259,7 +259,7 @@ def _repoint(link: Path, target: Path) -> None:
             temporary.unlink()
 
 
-def _tidy_folders(folder: Path, root: Path) -> None:
+def tidy_folders(folder: Path, root: Path) -> None:
     """Empty folders left behind, up to ``root`` (not it)."""
     here = folder
     while here != root and root in here.parents:

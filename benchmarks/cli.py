@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -43,6 +44,39 @@ def _command_line() -> str:
     return f"{PROG} {shlex.join(sys.argv[1:])}"
 
 
+def _bench_options(work_help: str, out: Path) -> Callable[[Callable[..., None]],
+                                                          Callable[..., None]]:
+    """The options every command that builds the visible benches takes: where the shared
+    data lies, the work and report folders, the backend and the levers."""
+    options = [
+        click.option("--locomo", type=click.Path(dir_okay=False, path_type=Path),
+                     envvar="NOTES_BENCH_LOCOMO", show_envvar=True, help="LoCoMo's "
+                     "locomo10.json (default: shared/bench/locomo/locomo10.json beside the "
+                     "checkout, or two levels up from a worktree); only the LoCoMo benches "
+                     "need it."),
+        click.option("--realmem", type=click.Path(file_okay=False, path_type=Path),
+                     envvar="NOTES_BENCH_REALMEM", show_envvar=True, help="RealMem's folder of "
+                     "*_dialogues_256k.json (or its parent; default: shared/bench/realmem beside "
+                     "the checkout, or two levels up from a worktree); only the realmem bench "
+                     "needs it."),
+        click.option("--work", type=click.Path(file_okay=False, path_type=Path),
+                     help=work_help),
+        click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=out,
+                     show_default=True, help="Where to write each bench's report (OUT/BENCH/) "
+                     "and summary.md|json."),
+        click.option("--backend", default="whoosh", show_default=True,
+                     help="The index backend (whoosh, tantivy)."),
+        click.option("--levers", help="Retrieval levers of every run, as for `notes bench "
+                     "run`."),
+    ]
+
+    def apply(command: Callable[..., None]) -> Callable[..., None]:
+        for option in reversed(options):
+            command = option(command)
+        return command
+    return apply
+
+
 @lab.command("visible")
 @click.option("--benches", help="Comma-separated, from: locomo, locomo-sessions, "
               "locomo-followups, locomo-sessions-followups, example-followups, realmem "
@@ -50,23 +84,8 @@ def _command_line() -> str:
 @click.option("--policies", help="Comma-separated, as for `notes bench run` (default: all).")
 @click.option("--limit", type=click.IntRange(1), help="Run only the first N questions of "
               "each bench.")
-@click.option("--locomo", type=click.Path(dir_okay=False, path_type=Path),
-              envvar="NOTES_BENCH_LOCOMO", show_envvar=True, help="LoCoMo's locomo10.json "
-              "(default: shared/bench/locomo/locomo10.json beside the checkout, or two levels "
-              "up from a worktree); only the LoCoMo benches need it.")
-@click.option("--realmem", type=click.Path(file_okay=False, path_type=Path),
-              envvar="NOTES_BENCH_REALMEM", show_envvar=True, help="RealMem's folder of "
-              "*_dialogues_256k.json (or its parent; default: shared/bench/realmem beside the "
-              "checkout, or two levels up from a worktree); only the realmem bench needs it.")
-@click.option("--work", type=click.Path(file_okay=False, path_type=Path),
-              help="Build the benches here and keep them (default: a temporary folder, "
-              "removed at the end).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("visible-report"), show_default=True,
-              help="Where to write each bench's report (OUT/BENCH/) and summary.md|json.")
-@click.option("--backend", default="whoosh", show_default=True,
-              help="The index backend (whoosh, tantivy).")
-@click.option("--levers", help="Retrieval levers of every run, as for `notes bench run`.")
+@_bench_options("Build the benches here and keep them (default: a temporary folder, "
+                "removed at the end).", Path("visible-report"))
 @json_option
 def bench_visible(benches: str | None, policies: str | None, limit: int | None,
                   locomo: Path | None, realmem: Path | None, work: Path | None, out: Path,
@@ -188,21 +207,8 @@ def bench_perf(scale: float, scales: str | None, backends: str, out: Path, work:
 @click.option("--min-precision", type=click.FloatRange(0, 1), default=0.6, show_default=True,
               help="The variant that applies the candidates whose precision estimate is at "
               "least this.")
-@click.option("--locomo", type=click.Path(dir_okay=False, path_type=Path),
-              envvar="NOTES_BENCH_LOCOMO", show_envvar=True, help="LoCoMo's locomo10.json, "
-              "as for `python -m benchmarks visible`.")
-@click.option("--realmem", type=click.Path(file_okay=False, path_type=Path),
-              envvar="NOTES_BENCH_REALMEM", show_envvar=True, help="RealMem's dataset folder, "
-              "as for `python -m benchmarks visible`.")
-@click.option("--work", type=click.Path(file_okay=False, path_type=Path),
-              help="Build the benches and keep the scratch copies here (default: a temporary "
-              "folder, removed at the end).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("promotion-visible"), show_default=True,
-              help="Where to write each bench's report (OUT/BENCH/) and summary.md|json.")
-@click.option("--backend", default="whoosh", show_default=True,
-              help="The index backend (whoosh, tantivy).")
-@click.option("--levers", help="Retrieval levers of every run, as for `notes bench run`.")
+@_bench_options("Build the benches and keep the scratch copies here (default: a "
+                "temporary folder, removed at the end).", Path("promotion-visible"))
 @json_option
 def bench_promote_visible(benches: str | None, policies: str | None, limit: int | None,
                           bench_limits: tuple[str, ...], half: str, rules: str, top: int,

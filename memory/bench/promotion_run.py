@@ -50,6 +50,7 @@ from memory.services.promote_lines import DEFAULT_RULE, RULES
 Say = Callable[[str], None]
 DEFAULT_TOP = 20
 DEFAULT_MIN_PRECISION = 0.6
+RUN_STATE = "run-state"  # a run's state folder beside its notes
 
 
 @dataclass(frozen=True)
@@ -130,9 +131,12 @@ def run_promotion(bench: Path, options: PromoteOptions, work: Path | None = None
             _make(variant, notes_dir, scratch / variant.name, reports[variant.rule], options,
                   _last_day(earlier))
         tell(f"running {len(later)} later questions before promotion")
+        seed_state(scratch / "replay" / "state", scratch / "before" / RUN_STATE)
         before = _run(scratch / "before", later, options, progress)
         for variant in variants:
             tell(f"running them after: {variant.name}")
+            if not variant.promoted and not variant.demoted:  # the same notes as before's
+                seed_state(scratch / "before" / RUN_STATE, scratch / variant.name / RUN_STATE)
             variant.carried = _carried(scratch / variant.name / NOTES_FOLDER, variant, later)
             variant.run = _run(scratch / variant.name, later, options, progress,
                                variant.carried)
@@ -160,6 +164,20 @@ def copy_notes(source: Path, target: Path) -> Path:
         shutil.rmtree(target)
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(".*"))
     return target
+
+
+def seed_state(source: Path, target: Path) -> None:
+    """Start ``target`` (a run's state folder) from ``source``'s index and token caches,
+    for a copy of the same notes (the index keeps each note's mtime, size and digest, and no
+    path): its run then finds the index fresh instead of building the whole store again.
+    Only for identical notes: an index refreshed after a change would rank as a fresh build
+    would not (deleted documents stay in the term statistics until a merge), and before and
+    after must differ by the promotion alone. The usage log, the history ledger and lock
+    files stay behind: they belong to the run that made them."""
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(source, target, copy_function=shutil.copy2,
+                    ignore=shutil.ignore_patterns("usage.sqlite*", "ledger.sqlite*", "*.lock"))
 
 
 def _notes(folder: Path, state: Path, options: PromoteOptions, log: bool) -> Notes:
@@ -289,6 +307,6 @@ def _run(folder: Path, later: list[Question], options: PromoteOptions,
     """Every policy on the later questions, over ``folder``'s notes."""
     with QuestionWriter(folder / QUESTIONS_FILE) as writer:
         writer.write_all(later)
-    return run_bench(folder, options.policies, state_dir=folder / "run-state",
+    return run_bench(folder, options.policies, state_dir=folder / RUN_STATE,
                      progress=progress, backend=options.backend, levers=options.levers,
                      carried=carried)

@@ -81,23 +81,28 @@ BLOG_STATE = ("- The blog deploys on Netlify; a failed webhook is retried by the
 ANA_STATE = "- Ana reviews webhook and Redis changes; she prefers short answers.\n"
 
 
-@pytest.fixture
-def two_projects(tmp_path: Path) -> tuple[Path, Path, Path]:
+@pytest.fixture(scope="module")
+def two_projects(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     """A store with a note of project shop (a repository with a remote), a note of project
     blog (a repository without one) and a note of no project, made with `notes new` in each
-    folder (and the starter note of `notes init`, of no project)."""
-    home = Path(os.environ["HOME"])
+    folder (and the starter note of `notes init`, of no project). Made once for the module:
+    the tests that take it only read it. Its home and XDG folders are its own (the
+    per-test ones of conftest's ``isolated_env`` do not exist yet at module scope)."""
+    base = tmp_path_factory.mktemp("two-projects")
+    home = base / "home"
+    env = {"HOME": str(home), **{f"XDG_{kind}_HOME": str(base / kind.lower())
+                                 for kind in ("CACHE", "DATA", "CONFIG", "STATE")}}
     shop = git_repo(home / "src" / "shop", "git@github.com:ana/shop.git")
     blog = git_repo(home / "src" / "blog")
-    store = tmp_path / "store"
-    assert notes("init", str(store), cwd=tmp_path, store=store).returncode == 0
+    store = base / "store"
+    assert notes("init", str(store), cwd=base, store=store, env=env).returncode == 0
     for folder, note, title, state, extra in (
             (shop, "shop/payments", "Payment webhooks", SHOP_STATE, ()),
             (blog, "blog/deploy", "Blog deploys", BLOG_STATE, ()),
             (shop, "people/ana", "Ana", ANA_STATE, ("--shared",))):
-        made = notes("new", note, "--title", title, *extra, cwd=folder, store=store)
+        made = notes("new", note, "--title", title, *extra, cwd=folder, store=store, env=env)
         assert made.returncode == 0, made.stderr
-        wrote = notes("state", note, cwd=folder, store=store, input=state)
+        wrote = notes("state", note, cwd=folder, store=store, input=state, env=env)
         assert wrote.returncode == 0, wrote.stderr
     return store, shop, blog
 

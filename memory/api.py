@@ -10,7 +10,8 @@ Its other methods are in two bases, so that each module stays short:
 - :class:`memory.api_upkeep.NotesUpkeep`: the index's upkeep, the check and the history's
   repair, the figures of `notes status`, the usage log read, the watcher.
 
-Only this module imports them: callers use ``Notes``.
+No module but these three imports the bases (tests/test_import_rules.py): callers use
+``Notes``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,17 @@
 """The use cases, called alike by the CLI and the MCP server.
 
-``Notes(config)`` composes the store, the token counter, the index and the ladder. Writes go
-through the one write path (:mod:`memory.state.commit`): under the note's lock, atomically,
-recorded in the history ledger and re-indexed at once.
+``Notes(config)`` composes the store, the token counter, the index and the ladder; this module
+holds its construction, its views and the reads (the ladder's rungs, logged in the usage log).
+Its other methods are in two bases, so that each module stays short:
+
+- :class:`memory.api_writes.NotesWrites`: the writes, through the one write path
+  (:mod:`memory.state.commit`): under the note's lock, atomically, recorded in the history
+  ledger and re-indexed at once;
+- :class:`memory.api_upkeep.NotesUpkeep`: the index's upkeep, the check and the history's
+  repair, the figures of `notes status`, the usage log read, the watcher.
+
+No module but these three imports the bases (tests/test_import_rules.py): callers use
+``Notes``.
 """
 
 from __future__ import annotations
@@ -12,58 +21,36 @@ import datetime as dt
 import os
 import sqlite3
 import sys
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from contextlib import AbstractContextManager
-from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from memory.api_upkeep import NotesUpkeep
+from memory.api_writes import _Guard
 from memory.config import Config
-from memory.errors import (
-    EmptyInput,
-    NoteExists,
-    NotesError,
-    StorageError,
-)
+from memory.errors import NotesError
 from memory.index import (
     Notify,
-    Progress,
-    RefreshReport,
     ScopedIndex,
     SearchIndex,
     StoredPart,
-    WrittenNote,
     make_index,
     parse_query,
 )
-from memory.model.results import NoteSummary, WriteResult
-from memory.model.text import excerpt, split_lines
+from memory.model.results import NoteSummary
+from memory.model.text import split_lines
 from memory.retrieval import answers
 from memory.retrieval.ladder import Ladder, SectionMap, SectionText, Suggestions
 from memory.retrieval.levers import Levers, store_levers
-from memory.state.store import (
-    CachingStore,
-    LoadedNote,
-    NoteFile,
-    Store,
-    validate_note_id,
-)
+from memory.state.store import CachingStore, LoadedNote, Store
 from memory.state.tokens import CHARS_PER_TOKEN, TokenCounter
 from memory.state.usage import UsageLog
 
-if TYPE_CHECKING:  # the writes' and the check's modules are imported when first used
-    from memory.model.note import Note, Section
+if TYPE_CHECKING:
+    from memory.model.note import Section
     from memory.retrieval.dense import DenseReader
     from memory.retrieval.recall import Recalled
-    from memory.retrieval.semantic import Built
-    from memory.state.check import FileProblem
-    from memory.state.commit import Committer
-    from memory.state.integrity import HistoryGuard, Repair
-    from memory.state.ledger import Ledger
-    from memory.state.usage import CallsRead
-    from memory.state.usage_rows import Call
-    from memory.state.watch import Watcher
 
 PRIOR_WINDOW_S = 30 * 60  # how far back the session prior looks
 DEFAULT_RECALL_BUDGET = 1500
@@ -73,7 +60,7 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-class Notes:
+class Notes(NotesUpkeep):
     """One store, ready to serve the ladder and the writes.
 
     ``front`` names the front end in the usage log (``cli``, ``mcp``, ``hook``, ``lib``);
@@ -130,16 +117,6 @@ class Notes:
         """Inside the block, searches through :attr:`ladder` see only :attr:`project`'s
         notes and the notes of no project (the calls below set it themselves)."""
         return self._scope.within(self.project)
-
-    @property
-    def history(self) -> HistoryGuard:
-        """The history ledger's guard, opened on first use (a read that indexes nothing
-        never needs it), and shared with the views of :meth:`with_front`."""
-        return self._guard.get()
-
-    @property
-    def ledger(self) -> Ledger:
-        return self.history.ledger
 
     def _observe(self, loaded: list[LoadedNote]) -> None:
         self.history.observe(loaded)
@@ -276,11 +253,6 @@ class Notes:
         if self.counter.encoding_loaded():
             self.counter.save_ranks()
 
-    def notify(self, message: str) -> None:
-        """Tell the user ``message`` as this store tells its notices (stderr, the server's
-        log, or nothing for a hook)."""
-        self.index.notify(message)
-
     def dense_reader(self) -> DenseReader:
         """The semantic lever's vectors block by block (ConfigError without the extra)."""
         return self._ladder.dense()
@@ -312,238 +284,6 @@ class Notes:
                        for n in stored if project is None or n.project == project),
                       key=lambda n: n.note)
 
-    # -- writing -----------------------------------------------------------------------
-    @cached_property
-    def commits(self) -> Committer:
-        """The one write path of this store (:mod:`memory.state.commit`): every change of a
-        note, here and in the services (import, promotion, delete, move), goes through it."""
-        from memory.state.commit import Committer
-
-        return Committer(self.store, lambda: self.history, _WriteIndex(self))
-
-    def create_note(self, note: str, title: str, tags: list[str] | None = None,
-                    aliases: list[str] | None = None, project: str | None = None
-                    ) -> WriteResult:
-        """A new note with an empty state and history, of ``project`` (None: of no
-        project)."""
-        from memory.model.edit import new_note_text
-
-        note_id = validate_note_id(note)
-        text = new_note_text(title, tags or [], aliases, project)
-        done = self.commits.create(note_id, text)
-        if done is None:
-            raise NoteExists(f"note {excerpt(note_id)} already exists; use `notes state` "
-                             "or `notes log` to change it, or pick another id")
-        return WriteResult(note_id, "state", self.counter.count(text), done.path,
-                           created=True, warnings=done.warnings)
-
-    def write_state(self, note: str, body: str, allow_empty: bool = False) -> WriteResult:
-        """Replace the state section's body whole (its heading is kept). An empty body is
-        refused unless ``allow_empty`` (it would erase the state)."""
-        if not body.strip() and not allow_empty:
-            raise EmptyInput("the new state is empty, so it would erase the state; give the "
-                             "state's text (to clear it on purpose: `notes state NOTE "
-                             "--allow-empty`)")
-        return self.update_state(note, lambda _: body)
-
-    def update_state(self, note: str, new_body: Callable[[Note], str]) -> WriteResult:
-        """Replace the state with ``new_body(note)``, computed from the note as it is under
-        the lock (a read-modify-write such as a promotion)."""
-        from memory.model.edit import state_replaced
-
-        note_id, path, loaded, warnings = self._change(
-            note, lambda n: state_replaced(n, new_body(n)))
-        state = loaded.note.state
-        return WriteResult(note_id, "state", self.counter.count(state.text if state else ""),
-                           path, warnings=warnings)
-
-    def append_history(self, note: str, title: str, body: str, date: str | None = None,
-                       allow_empty: bool = False) -> WriteResult:
-        """Add a dated entry at the end of the history; older entries are not touched. An
-        empty body is refused unless ``allow_empty`` (a title-only entry)."""
-        if not body.strip() and not allow_empty:
-            raise EmptyInput("the entry's text is empty; give what happened (for a title-only "
-                             "entry on purpose: `notes log NOTE --title … --allow-empty`)")
-        from memory.model.edit import entry_added
-
-        note_id, path, loaded, warnings = self._change(
-            note, lambda n: entry_added(n, title, body, date))
-        entry = loaded.note.entries[-1]
-        return WriteResult(note_id, entry.id, self.counter.count(entry.text), path,
-                           warnings=warnings)
-
-    def _change(self, note: str, edit: Callable[[Note], Note | str], merge: bool = True
-                ) -> tuple[str, Path, LoadedNote, tuple[str, ...]]:
-        """A change of an existing note through the one write path
-        (:meth:`Committer.commit`: locked, merged with the ledger unless not ``merge``,
-        compare-and-swap, recorded, re-indexed); the note as written, parsed once."""
-        done = self.commits.commit(note, edit, merge)
-        return done.note_id, done.path, done.loaded, done.warnings
-
-    def rewrite_note(self, note: str, edit: Callable[[Note], str]) -> WriteResult:
-        """Replace the note's text with ``edit(note)``, computed from the note as it is under
-        the lock, through the one write path (an import merging a changed source in)."""
-        note_id, path, loaded, warnings = self._change(note, edit)
-        return WriteResult(note_id, "note", self.counter.count(loaded.note.text), path,
-                           warnings=warnings)
-
-    def create_note_from_text(self, note: str, text: str) -> WriteResult:
-        """Create a note whose whole text is given (`notes init`'s starter, `notes import`);
-        refused if the id exists. The caller composes ``text`` in the note format."""
-        note_id = validate_note_id(note)
-        done = self.commits.create(note_id, text)
-        if done is None:
-            raise NoteExists(f"note {excerpt(note_id)} already exists; pick another id")
-        return WriteResult(note_id, "note", self.counter.count(text), done.path, created=True,
-                           warnings=done.warnings)
-
-    # -- maintenance ---------------------------------------------------------------------
-    def refresh_index(self, rebuild: bool = False,
-                      progress: Progress | None = None) -> RefreshReport:
-        if rebuild:
-            report = self.index.rebuild(progress=progress)
-        else:
-            self.index.open()
-            report = self.index.refresh(progress=progress)
-        self.counter.save_ranks()  # what a cold hook counts its lines with (token_ranks)
-        return report
-
-    def embed(self, progress: Progress | None = None) -> Built:
-        """Embed the lines of every note changed since its last embedding, for the semantic
-        lever (:mod:`memory.retrieval.semantic`); ConfigError without the extra."""
-        return self._ladder.router().build(progress)
-
-    def tidy_index(self) -> int:
-        """Merge the small index segments that quick commits left; how many were merged."""
-        return self.index.tidy()
-
-    def when_idle(self) -> int:
-        """What a watcher does once the notes are quiet: merge the small index segments
-        (how many), and record the last entries left unrecorded while their files were
-        being saved."""
-        merged = self.tidy_index()
-        self.history.record_deferred()
-        return merged
-
-    def check(self) -> list[FileProblem]:
-        """Format problems of every note, then history entries changed since recorded."""
-        from memory.state.check import check_store
-
-        return check_store(self.store, self.counter) + self.history.problems()
-
-    def restore_history(self, note: str | None = None) -> list[Repair]:
-        """Put changed history back as recorded (what it takes out is saved under
-        ``<state>/taken-out/``) through the one write path (:attr:`commits`, without its
-        merge), which records and re-indexes what it writes."""
-        try:
-            return self.history.restore(self.commits, note and self.store.note_id_of(note),
-                                        self.config.state_dir / "taken-out")
-        except sqlite3.Error as exc:
-            raise self._ledger_error("restore the history", exc) from exc
-
-    def accept_history(self, note: str | None = None) -> list[Repair]:
-        """Take the notes as they are now as what the store knows of them."""
-        try:
-            return self.history.accept(note)
-        except sqlite3.Error as exc:
-            raise self._ledger_error("accept the history", exc) from exc
-
-    def _ledger_error(self, doing: str, exc: sqlite3.Error) -> StorageError:
-        return StorageError(f"cannot {doing}: the history ledger {self.ledger.path} cannot be "
-                            f"used ({exc}): {self.ledger.why_unwritable()}")
-
-    # -- what the services use: status, delete and move, promotion, watch ------------------
-    def note_id_of(self, note: str) -> str:
-        """The note a name means: the id itself, or for a symbolic link of the store to
-        another note, that note's id."""
-        return self.store.note_id_of(note)
-
-    def note_path(self, note_id: str) -> Path:
-        """The file of a note id (refusing an id that is malformed or leaves the store)."""
-        return self.store.path_for(note_id)
-
-    def stem_terms(self, text: str) -> frozenset[str]:
-        """The distinct terms of ``text`` as the index stems them."""
-        return self.index.stem_terms(text)
-
-    def note_projects(self) -> dict[str, str]:
-        """The project of every indexed note that names one, by note id."""
-        return self.index.note_projects()
-
-    @property
-    def index_dir(self) -> Path:
-        return self.index.dir
-
-    def index_figures(self) -> dict[str, Any]:
-        """For `notes status`: the backend, the index folder, whether it is built, which
-        notes changed or went since indexed, how many notes and tokens; nothing refreshed."""
-        from memory.index.scan import changed_files
-
-        folder = self.index.dir
-        built = folder.is_dir() and any(folder.iterdir())
-        figures: dict[str, Any] = {"backend": self.config.backend, "path": str(folder),
-                                   "built": built, "stale": [], "removed": []}
-        files = self.store.files()
-        figures["notes"] = len(files)
-        if not built:
-            figures["tokens"] = sum(self.counter.count(self.store.load_path(
-                f.note_id, f.path).note.text) for f in files)
-            return figures
-        known = self.index.run_search(
-            lambda searcher: {n.note_id: n for n in searcher.stored_notes()})
-        changed, removed, _ = changed_files(self.store.root, known)
-        figures["stale"] = [f.note_id for f in changed]
-        figures["removed"] = removed
-        figures["tokens"] = sum(n.tokens for note_id, n in known.items()
-                                if note_id not in removed)
-        return figures
-
-    def usage_read(self, since: float = 0.0) -> CallsRead | None:
-        """The usage log's calls at or after ``since`` (unix time), with the rows skipped;
-        None when the log is off. Raises NotesError when it cannot be read at all."""
-        return None if self._usage is None else self._usage.read(since)
-
-    def usage_calls(self, since: float = 0.0) -> list[Call]:
-        """The usage log's good calls at or after ``since``; none when it is off or cannot
-        be read (one notice)."""
-        return [] if self._usage is None else list(self._usage.calls(since))
-
-    def usage_count(self) -> int:
-        """How many rows the usage log holds (0 when it is off or cannot be read)."""
-        return 0 if self._usage is None else self._usage.count()
-
-    def usage_renamed(self, old: str, new: str) -> None:
-        """The usage log follows a note renamed on disk (a failure is a notice: the log is
-        only what was asked)."""
-        if self._usage is not None:
-            try:
-                self._usage.rename(old, new)
-            except (sqlite3.Error, OSError) as exc:
-                self.notify(f"notes: the usage log still names {old} ({exc})")
-
-    def replay_clock(self, clock: Callable[[], float]) -> None:
-        """Log calls at the times ``clock`` gives (a bench replaying old sessions)."""
-        if self._usage is None:
-            raise NotesError("the usage log is off (NOTES_USAGE_LOG=0), so there is no clock "
-                             "to replay sessions with; turn it on")
-        self._usage.clock = clock
-
-    def catch_up(self) -> RefreshReport:
-        """Re-index the notes changed on disk since the last look (a watcher's event)."""
-        return self.index.refresh()
-
-    def watcher(self, changed: Callable[[list[Path]], None], reconcile: Callable[[], None],
-                quiet: float | None = None, on_idle: Callable[[], object] | None = None,
-                on_error: Callable[[Exception], None] | None = None) -> Watcher:
-        """A watcher of this store's notes folder, its state folder left out (not started:
-        ``start()``, then ``stop()``): ``changed`` after the notes saved are quiet for
-        ``quiet`` seconds, ``reconcile`` every minute, ``on_idle`` once all is quiet."""
-        from memory.state.watch import QUIET_SECONDS, Watcher, print_error
-
-        return Watcher(self.config.notes_dir, changed, reconcile,
-                       QUIET_SECONDS if quiet is None else quiet, on_idle=on_idle,
-                       on_error=on_error or print_error, ignore=self.config.state_dir)
-
     def close(self) -> None:
         self.counter.flush()
         self._ladder.close()
@@ -552,57 +292,3 @@ class Notes:
             self._usage.close()
         self._guard.close()
 
-
-class _WriteIndex:
-    """The index step of the one write path (:class:`memory.state.commit.Indexer`): a note
-    just written is re-indexed from its parse, without reading the file again, unless the
-    file is not what was written any more (another size: an editor saved since) or is past
-    the size the index reads of a note, when the index reads the file instead. The note is
-    written whatever happens here: a failure is a warning that the index will catch up."""
-
-    def __init__(self, notes: Notes) -> None:
-        self.index, self.limit = notes.index, notes.config.max_note_bytes
-
-    def written(self, loaded: LoadedNote, stat: os.stat_result | None) -> tuple[str, ...]:
-        if stat is None or stat.st_size != loaded.size or stat.st_size > self.limit:
-            return self.changed([loaded.note_id])
-        return self._quietly(lambda: self.index.index_written([WrittenNote(
-            NoteFile(loaded.note_id, loaded.path, stat.st_mtime_ns, stat.st_size), loaded)]))
-
-    def changed(self, note_ids: list[str]) -> tuple[str, ...]:
-        return self._quietly(lambda: self.index.update_notes(note_ids))
-
-    def _quietly(self, update: Callable[[], None]) -> tuple[str, ...]:
-        try:
-            update()
-        except Exception as exc:  # the note is safe on disk; the index is derived
-            why = str(exc) if isinstance(exc, NotesError) else \
-                f"{type(exc).__name__}: {str(exc)[:200]}"
-            message = (f"the note is written, but the index could not be updated ({why}); "
-                       "searches will catch up once the index can be written")
-            self.index.notify(f"notes: {message}")
-            return (message,)
-        return ()
-
-
-class _Guard:
-    """The history guard and its ledger, made when first asked for."""
-
-    def __init__(self, store: Store, ledger_path: Path, notify: Notify) -> None:
-        self._store, self._path, self._notify = store, ledger_path, notify
-        self._guard: HistoryGuard | None = None
-        self._lock = threading.Lock()
-
-    def get(self) -> HistoryGuard:
-        with self._lock:
-            if self._guard is None:
-                from memory.state.integrity import HistoryGuard
-                from memory.state.ledger import Ledger
-
-                self._guard = HistoryGuard(self._store, Ledger(self._path), self._notify)
-            return self._guard
-
-    def close(self) -> None:
-        with self._lock:
-            if self._guard is not None:
-                self._guard.ledger.close()

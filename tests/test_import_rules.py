@@ -16,8 +16,10 @@
   part every hook process runs (its ``__init__`` and ``client``) imports, at the top, the
   standard library's few light modules and memory.locate only;
 - ``Notes`` (memory/api.py) is the one composition root: no shipped module but memory/api.py
-  reaches its parts (its private attributes, and the store, index, token counter and
-  history it composes); they use its public methods.
+  and the two modules of its bases (memory/api_writes.py, memory/api_upkeep.py) reaches its
+  parts (its private attributes, and the store, index, token counter and history it
+  composes); they use its public methods. Only those three modules import the bases: a
+  caller has ``Notes``, never half of it.
 """
 
 from __future__ import annotations
@@ -116,18 +118,26 @@ def test_the_hook_process_imports_little_before_it_asks() -> None:
 
 
 API = Path("memory", "api.py")
-# the parts Notes composes that still have public names inside memory/api.py (its write path
-# uses them); outside it they are as private as its underscored attributes
+# Notes and its bases, by module: the reads in api.py, the writes and the upkeep beside it
+NOTES_CLASSES = {API: "Notes", Path("memory", "api_writes.py"): "NotesWrites",
+                 Path("memory", "api_upkeep.py"): "NotesUpkeep"}
+NOTES_BASES = {"memory.api_writes", "memory.api_upkeep"}
+# the parts Notes composes that still have public names inside its modules (its write path
+# uses them); outside them they are as private as its underscored attributes
 NOTES_PARTS = {"store", "index", "counter", "history", "ledger"}
 
 
 def _notes_private() -> set[str]:
-    """The underscored attributes Notes sets on itself (its private parts)."""
-    tree = ast.parse((ROOT / API).read_text(encoding="utf-8"))
-    notes = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Notes")
-    return {node.attr for node in ast.walk(notes) if isinstance(node, ast.Attribute)
-            and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
-            and node.value.id == "self" and node.attr.startswith("_")}
+    """The underscored attributes Notes and its bases set on themselves (its private
+    parts)."""
+    private: set[str] = set()
+    for path, name in NOTES_CLASSES.items():
+        tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+        cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+        private |= {node.attr for node in ast.walk(cls) if isinstance(node, ast.Attribute)
+                    and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+                    and node.value.id == "self" and node.attr.startswith("_")}
+    return private
 
 
 def _reaches(tree: ast.Module, private: set[str]) -> Iterator[tuple[int, str]]:
@@ -152,8 +162,17 @@ def _shipped() -> Iterator[tuple[Path, ast.Module]]:
 def test_only_the_api_reaches_the_parts_of_notes() -> None:
     private = _notes_private()
     assert {"_ladder", "_scope", "_usage"} <= private
-    wrong = [f"{path}:{line}: {reach}" for path, tree in _shipped() if path != API
-             for line, reach in _reaches(tree, private)]
+    wrong = [f"{path}:{line}: {reach}" for path, tree in _shipped()
+             if path not in NOTES_CLASSES for line, reach in _reaches(tree, private)]
+    assert wrong == []
+
+
+def test_only_notes_imports_its_bases() -> None:
+    """``NotesWrites`` and ``NotesUpkeep`` are halves of ``Notes``, made only as it: no
+    module but Notes' own imports them."""
+    wrong = [f"{path}:{line}: {name}" for path, tree in _shipped()
+             if path not in NOTES_CLASSES
+             for line, name in _imported(tree) if any(_is(name, b) for b in NOTES_BASES)]
     assert wrong == []
 
 
@@ -174,6 +193,9 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
                          "    ladder.store.read_head('a')\n")
     assert [r for _, r in _reaches(reaching, _notes_private())] == \
         ["notes._ladder", "reader.notes.store"]
+    halves = ast.parse("def f():\n    from memory.api_upkeep import NotesUpkeep\n")
+    assert [n for _, n in _imported(halves) if any(_is(n, b) for b in NOTES_BASES)] == \
+        ["memory.api_upkeep", "memory.api_upkeep.NotesUpkeep"]
 
 
 def _called(tree: ast.Module) -> Iterator[tuple[int, str, str]]:

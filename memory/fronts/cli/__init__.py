@@ -2,9 +2,9 @@
 
 The only package that imports click. This module holds the group, the store it works on, and
 what the commands share; the commands live by group: :mod:`.read` (the ladder), :mod:`.write`,
-:mod:`.maintain` (index, check, watch, serve, tokens, promote, hook), :mod:`.bench` and
-:mod:`.setup` (init, import, status, install, uninstall). Errors from the library (NotesError)
-become ``Error: …`` on stderr and exit status 1; usage errors exit 2.
+:mod:`.maintain` (index, embed, check, watch, promote), :mod:`.serve` (serve, tokens, hook),
+:mod:`.bench` and :mod:`.setup` (init, import, status, install, uninstall). Errors from the
+library (NotesError) become ``Error: …`` on stderr and exit status 1; usage errors exit 2.
 """
 
 from __future__ import annotations
@@ -185,6 +185,7 @@ from memory.fronts.cli import (  # noqa: E402, F401
     maintain,
     nightly,
     read,
+    serve,
     write,
 )
 

@@ -426,9 +426,9 @@ def serve_http(mcp: FastMCP, http: HttpSettings) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python mcp_server.py [OPTIONS]``: the options of ``notes [--notes DIR] [--state-dir
-    DIR] [--example] serve`` (:func:`memory.fronts.cli.maintain.serve_script`); click exits
+    DIR] [--example] serve`` (:func:`memory.fronts.cli.serve.serve_script`); click exits
     with the status (2 for a usage error, 1 for ``Error: …``)."""
-    from memory.fronts.cli.maintain import serve_script
+    from memory.fronts.cli.serve import serve_script
 
     serve_script().main(args=None if argv is None else list(argv), prog_name="mcp_server.py")
     return 0

@@ -144,7 +144,7 @@ class TantivyIndex(IndexLifecycle[Indexes]):
 
 
 class TantivyWriter:
-    """A :class:`memory.index.lifecycle.NoteWriter` over one writer per kind."""
+    """A :class:`memory.index.backend.NoteWriter` over one writer per kind."""
 
     def __init__(self, writers: dict[str, Any], building: bool) -> None:
         self.writers, self.building = writers, building

@@ -25,9 +25,10 @@ from whoosh import index as whoosh_index
 from whoosh.index import LockError
 
 from memory.errors import IndexUnavailable
+from memory.index.backend import ParallelBuildFailed
 from memory.index.failures import write_failed
 from memory.index.interface import Notify, Observer, Searcher
-from memory.index.lifecycle import IndexLifecycle, ParallelBuildFailed
+from memory.index.lifecycle import IndexLifecycle
 from memory.index.stored import StoredNote
 from memory.index.whoosh.analysis import stem_terms
 from memory.index.whoosh.build import (

@@ -14,7 +14,7 @@ from typing import Any
 from whoosh.multiproc import MpWriter, SubWriterTask
 from whoosh.writing import SegmentWriter
 
-from memory.index.lifecycle import ParallelBuildFailed
+from memory.index.backend import ParallelBuildFailed
 from memory.index.locks import close_inherited_locks, die_with_parent, touch
 
 

@@ -23,7 +23,7 @@ def doc_digest(document: dict[str, Any]) -> str:
 
 
 class WhooshWriter:
-    """A :class:`memory.index.lifecycle.NoteWriter` over one Whoosh writer."""
+    """A :class:`memory.index.backend.NoteWriter` over one Whoosh writer."""
 
     def __init__(self, raw: Any, building: bool) -> None:
         self.raw = raw

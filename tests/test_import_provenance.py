@@ -136,6 +136,14 @@ def test_an_old_style_note_moves_its_keys_to_the_record_on_the_next_import(
     assert imported_texts(store) == clean  # the keys left, not a byte more
     assert record(store)[str(memory / "release.md")]["sha256"] == sha(memory / "release.md")
 
+    make_old_style(store)  # the summary line says what happened, not "changed at the source"
+    told = notes("import", "--claude", cwd=project, store=store)
+    assert told.returncode == 0, told.stderr
+    summary = told.stdout.strip().splitlines()[-1]
+    assert "0 updated (changed at the source)" in summary, summary
+    assert f"{len(clean)} with their provenance moved to the state folder" in summary, summary
+    assert imported_texts(store) == clean
+
     again = notes("import", "--claude", "--json", cwd=project, store=store)
     assert {i["action"] for i in json.loads(again.stdout)["items"]} == {"unchanged"}
     assert imported_texts(store) == clean  # idempotent

@@ -170,6 +170,8 @@ def import_(ctx: click.Context, sources: tuple[Path, ...], claude: bool, project
 
 
 def _import_text(report: ImportReport) -> str:
+    from memory.services.import_sync import MOVED  # loaded by the import that ran
+
     rows = [(i.action, i.note, i.source, i.entries if i.note and i.action in
              ("create", "created", "update", "updated") else "", i.reason)
             for i in report.items]
@@ -178,10 +180,13 @@ def _import_text(report: ImportReport) -> str:
     lines += [f"note: {n}" for n in report.notices]
     made = report.count("create", "created")
     verb = "to create" if report.dry_run else "created"
-    updated = report.count("update", "updated")
-    summary = (f"{made} notes {verb}, {report.count('unchanged')} unchanged, {updated} "
-               f"{'to update' if report.dry_run else 'updated'} (changed at the source), "
-               f"{report.count('skipped')} skipped")
+    updates = [i for i in report.items if i.action in ("update", "updated")]
+    moved = sum(i.reason == MOVED for i in updates)
+    summary = (f"{made} notes {verb}, {report.count('unchanged')} unchanged, "
+               f"{len(updates) - moved} {'to update' if report.dry_run else 'updated'} "
+               f"(changed at the source), "
+               + (f"{moved} with their provenance moved to the state folder, " if moved else "")
+               + f"{report.count('skipped')} skipped")
     lines.append(summary + (" (dry run: nothing written)" if report.dry_run else ""))
     return "\n".join(lines)
 

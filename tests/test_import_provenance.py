@@ -200,6 +200,27 @@ def test_a_lost_record_duplicates_no_source(imported: tuple[Path, Path, Path]) -
         "MEMORY.md", "release.md"]
 
 
+def test_an_unreadable_record_is_kept_aside_and_said(imported: tuple[Path, Path, Path]
+                                                     ) -> None:
+    """A damaged imports.json is not silently replaced: it is moved aside byte for byte,
+    the import says where, and rebuilds the record from the notes (nothing twice)."""
+    store, project, _ = imported
+    clean = imported_texts(store)
+    damaged = b'{"format": 1, "sources": {"/x": [1, 2'  # cut short by a full disk
+    (store / ".notes" / "imports.json").write_bytes(damaged)
+    dry = notes("import", "--claude", "--dry-run", cwd=project, store=store)
+    assert "imports.json cannot be read" in dry.stdout, dry.stdout
+    assert (store / ".notes" / "imports.json").read_bytes() == damaged  # a dry run writes nothing
+    again = notes("import", "--claude", cwd=project, store=store)
+    assert again.returncode == 0, again.stderr
+    aside = list((store / ".notes").glob("imports.json.unreadable-*"))
+    assert [p.read_bytes() for p in aside] == [damaged]
+    assert f"note: {aside[0]} could not be read" in again.stdout, again.stdout
+    assert imported_texts(store) == clean
+    assert "0 notes created" in again.stdout
+    assert json.loads((store / ".notes" / "imports.json").read_text())["sources"]
+
+
 def test_kept_source_headings_are_neither_read_nor_recalled(
         imported: tuple[Path, Path, Path]) -> None:
     store, project, memory = imported

@@ -27,7 +27,14 @@ from memory.errors import InvalidArgument, InvalidNoteId, NotesError
 from memory.model.compose import Composed, compose_note, keeps_every_line
 from memory.model.text import slugify
 from memory.project import find_project
-from memory.state.imports import Folder, Imported, ImportRecord, keep_version, kept_versions
+from memory.state.imports import (
+    RECORD,
+    Folder,
+    Imported,
+    ImportRecord,
+    keep_version,
+    kept_versions,
+)
 from memory.state.store import Store, validate_note_id
 
 CLAUDE_FILES = ("CLAUDE.md", "CLAUDE.local.md")
@@ -231,8 +238,15 @@ def import_sources(config: Config, sources: list[Source], notes: Notes | None,
     if notes is not None:
         record.folders.update(folders or {})
         record.save(config.state_dir)
-    return ImportReport(str(config.notes_dir), notes is None, items, notices or [],
-                        folders or {})
+    said = list(notices or [])
+    if record.set_aside is not None:
+        said.append(f"{record.set_aside} could not be read (the record of where imported notes "
+                    f"came from): moved aside, and rebuilt from the notes; delete it once "
+                    f"`notes check` is clean")
+    elif record.unreadable:
+        said.append(f"{config.state_dir / RECORD} cannot be read; importing (without "
+                    f"--dry-run) moves it aside and rebuilds it from the notes")
+    return ImportReport(str(config.notes_dir), notes is None, items, said, folders or {})
 
 
 def _plan(source: Source, day: str, config: Config, by_hash: dict[str, str],

@@ -59,23 +59,36 @@ class Folder:
 class ImportRecord:
     sources: dict[str, Imported] = field(default_factory=dict)
     folders: dict[str, Folder] = field(default_factory=dict)
+    unreadable: bool = False  # the file was there but could not be read
+    set_aside: Path | None = None  # where saving moved that file
 
     @classmethod
     def load(cls, state_dir: Path) -> ImportRecord:
+        """The record; empty when there is none or it cannot be opened. One that is there
+        but unreadable (damaged, or of another format) is never overwritten: saving moves it
+        aside first (``set_aside`` says where), and the import rebuilds the record from the
+        notes."""
+        path = state_dir / RECORD
         try:
-            data = json.loads((state_dir / RECORD).read_text(encoding="utf-8"))
+            data = json.loads(path.read_bytes().decode("utf-8"))
             if data.get("format") != FORMAT:
-                return cls()
+                raise ValueError(f"format {data.get('format')!r}")
             return cls({str(k): Imported(**v) for k, v in data["sources"].items()},
                        {str(k): Folder(**v) for k, v in data.get("folders", {}).items()})
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        except OSError:
             return cls()
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return cls(unreadable=True)
 
     def save(self, state_dir: Path) -> None:
         """Best effort: provenance that cannot be written is rebuilt by the next import."""
         data: dict[str, Any] = {"format": FORMAT,
                                 "sources": {k: asdict(v) for k, v in self.sources.items()},
                                 "folders": {k: asdict(v) for k, v in self.folders.items()}}
+        if self.unreadable and self.set_aside is None:
+            self.set_aside = _set_aside(state_dir / RECORD)
+            if self.set_aside is None:
+                return  # it could not be moved: left as it is rather than overwritten
         with contextlib.suppress(OSError, NotesError):
             write_atomic(state_dir / RECORD, json.dumps(data, ensure_ascii=False, indent=1))
 
@@ -85,6 +98,17 @@ class ImportRecord:
         for source in hit:
             source.note = new
         return bool(hit)
+
+
+def _set_aside(path: Path) -> Path | None:
+    """Move an unreadable record to ``imports.json.unreadable-<time>`` (None: it could not
+    be moved)."""
+    target = path.with_name(f"{path.name}.unreadable-{time.strftime('%Y%m%dT%H%M%S')}")
+    try:
+        os.replace(path, target)
+    except OSError:
+        return None
+    return target
 
 
 def keep_version(state_dir: Path, digest: str, raw: bytes) -> None:

@@ -213,7 +213,7 @@ def test_an_unreadable_record_is_kept_aside_and_said(imported: tuple[Path, Path,
     assert (store / ".notes" / "imports.json").read_bytes() == damaged  # a dry run writes nothing
     again = notes("import", "--claude", cwd=project, store=store)
     assert again.returncode == 0, again.stderr
-    aside = list((store / ".notes").glob("imports.json.unreadable-*"))
+    aside = list((store / ".notes").glob("imports.json.corrupt-*"))
     assert [p.read_bytes() for p in aside] == [damaged]
     assert f"note: {aside[0]} could not be read" in again.stdout, again.stdout
     assert imported_texts(store) == clean

@@ -28,6 +28,7 @@ from typing import Any
 
 from memory.errors import NotesError
 from memory.state.safe_files import write_atomic
+from memory.state.sqlite_files import move_aside
 
 RECORD = "imports.json"
 VERSIONS = "imports"
@@ -101,14 +102,12 @@ class ImportRecord:
 
 
 def _set_aside(path: Path) -> Path | None:
-    """Move an unreadable record to ``imports.json.unreadable-<time>`` (None: it could not
-    be moved)."""
-    target = path.with_name(f"{path.name}.unreadable-{time.strftime('%Y%m%dT%H%M%S')}")
+    """Move an unreadable record aside (``imports.json.corrupt-<time>``, as the damaged
+    SQLite files of the state folder; None: it could not be moved)."""
     try:
-        os.replace(path, target)
+        return move_aside(path)
     except OSError:
         return None
-    return target
 
 
 def keep_version(state_dir: Path, digest: str, raw: bytes) -> None:

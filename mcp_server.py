@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from memory.fronts.mcp.server import catalog, create_server, main, measure_costs, over_budget
+from memory.fronts.mcp.costs import catalog, measure_costs, over_budget
+from memory.fronts.mcp.server import create_server, main
 
 __all__ = ["catalog", "create_server", "main", "measure_costs", "over_budget"]
 

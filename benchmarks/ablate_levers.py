@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.bench.curve import best_of_family
-from memory.bench.report import policy_figures, routing_figures, with_margins
+from memory.bench.figures import policy_figures, routing_figures, with_margins
 from memory.bench.run import RunResult, run_bench
 from memory.bench.split import check_half
 from memory.retrieval.levers import parse_levers

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from memory.bench.curve import CurvePoint, curve_at, curve_margins, margin_text
-from memory.bench.report import several_gold_routing, write_report
+from memory.bench.figures import several_gold_routing
+from memory.bench.report import write_report
 from memory.bench.run import Outcome, QuestionResult, RunResult
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from memory import Notes, load_config
+from memory.bench.figures import wilson
 from memory.bench.policies import POLICIES, Reading, route
 from memory.bench.reader import Paragraph
-from memory.bench.report import wilson, write_report
+from memory.bench.report import write_report
 from memory.bench.run import RunResult, run_bench
 from memory.fronts import render
 from memory.hook.answer import hook_text, topic_words

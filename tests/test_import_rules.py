@@ -1,6 +1,9 @@
 """The house's import rules, read from the source (docs/architecture.md, "Layers"):
 
 - whoosh and tantivy are imported only under memory/index/ (the backends);
+- click is imported only by the CLI (memory/fronts/cli/), and fastmcp and the MCP server's
+  other frameworks (mcp, mcp_types, starlette, uvicorn) only by the server
+  (memory/fronts/mcp/: the server, its tools, its costs and its guards);
 - nothing under memory/ but the front ends (memory/fronts/, and memory/__main__.py, which is
   ``python -m memory``: the CLI) imports memory.fronts: the arrows run down, from the fronts
   to the library, never back up;
@@ -68,6 +71,24 @@ def test_search_engines_only_under_memory_index() -> None:
              if path.parts[:2] != ("memory", "index")
              for line, name in _imported(tree)
              if _is(name, "whoosh") or _is(name, "tantivy")]
+    assert wrong == []
+
+
+FRAMEWORKS = {("memory", "fronts", "cli"): ("click",),
+              ("memory", "fronts", "mcp"): ("fastmcp", "mcp", "mcp_types", "starlette",
+                                            "uvicorn")}
+
+
+def _framework_breaches(path: Path, tree: ast.Module) -> Iterator[str]:
+    """Each import of a front end's framework outside that front end's package."""
+    for home, frameworks in FRAMEWORKS.items():
+        if path.parts[:3] != home:
+            yield from (f"{path}:{line}: {name}" for line, name in _imported(tree)
+                        if any(_is(name, f) for f in frameworks))
+
+
+def test_each_front_end_alone_imports_its_framework() -> None:
+    wrong = [breach for path, tree in _modules() for breach in _framework_breaches(path, tree)]
     assert wrong == []
 
 
@@ -188,6 +209,11 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     assert [n for _, n in _top_level_imports(hook) if n not in HOOK_LIGHT] == \
         ["dataclasses", "memory.hook.answer"]
     assert any(_is(n, "memory.hook") for _, n in _imported(hook))
+    framework = ast.parse("import click\n\ndef f():\n    from fastmcp import FastMCP\n")
+    assert list(_framework_breaches(Path("memory", "api.py"), framework)) == \
+        ["memory/api.py:1: click", "memory/api.py:4: fastmcp", "memory/api.py:4: fastmcp.FastMCP"]
+    assert list(_framework_breaches(Path("memory", "fronts", "mcp", "tools.py"), framework)) == \
+        ["memory/fronts/mcp/tools.py:1: click"]
     reaching = ast.parse("def f(notes, reader):\n    notes._ladder.suggest('x')\n"
                          "    reader.notes.store.load('a')\n    self._ladder.close()\n"
                          "    ladder.store.read_head('a')\n")

@@ -11,7 +11,8 @@ import pytest
 
 from conftest import NOTES_BIN
 from memory import load_config
-from memory.fronts.mcp.server import catalog, create_server, measure_costs, over_budget
+from memory.fronts.mcp.costs import catalog, measure_costs, over_budget
+from memory.fronts.mcp.server import create_server
 
 ROOT = Path(__file__).resolve().parent.parent
 BUDGET_FILE = ROOT / "memory/fronts/mcp/tool_budget.json"

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from memory.bench.curve import best_of_family, curve_at, curve_margins, curve_points
+from memory.bench.figures import policy_figures
 from memory.bench.promotion import holds_evidence
 from memory.bench.promotion_run import PromotionRun, Variant
-from memory.bench.report import code_version, policy_figures
+from memory.bench.report import code_version
 from memory.bench.run import QuestionResult, RunResult
 from memory.bench.split import HALVES, half_of
 

@@ -1,31 +1,29 @@
 """The report of a bench run: figures per policy, splits, routing, and the run's limits.
 
 Written as Markdown (for people), JSON (for tools) and a PNG plot of hit rate against mean
-tokens. matplotlib is imported only by :func:`write_plot`, with the Agg backend.
+tokens (:mod:`memory.bench.plot`); the figures themselves are :mod:`memory.bench.figures`'.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import statistics
 import subprocess
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from memory.bench.curve import (
-    DENSE,
-    FRAGMENTS,
-    best_of_family,
-    curve_margins,
-    curve_points,
-    is_fragments,
-    margin_text,
+from memory.bench.curve import DENSE, FRAGMENTS, is_fragments, margin_text
+from memory.bench.figures import (
+    halves_figures,
+    policy_figures,
+    routing_figures,
+    split_figures,
+    with_margins,
 )
-from memory.bench.run import Positions, QuestionResult, RunResult
-from memory.bench.split import HALVES, half_gap, half_of
+from memory.bench.plot import write_plot
+from memory.bench.run import QuestionResult, RunResult
+from memory.bench.split import HALVES
 
 LIMITS = (
     "Retrieval is lexical (BM25F over words and stems); nothing here uses embeddings or a "
@@ -42,78 +40,6 @@ PLOT_HINT = ("matplotlib is not installed; install the plot extra (`pip install 
              "to draw hit-rate-vs-tokens.png")
 FILES = {"markdown": "report.md", "json": "report.json", "plot": "hit-rate-vs-tokens.png",
          "results": "results.jsonl"}
-
-
-def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (95 % by default)."""
-    if n == 0:
-        return 0.0, 0.0
-    p = hits / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def policy_figures(results: list[QuestionResult], policy: str) -> dict[str, Any]:
-    outcomes = [r.outcomes[policy] for r in results if policy in r.outcomes]
-    n, hits = len(outcomes), sum(o.hit for o in outcomes)
-    any_hits = sum(o.any_line for o in outcomes)
-    tokens = [o.tokens for o in outcomes]
-    low, high = wilson(hits, n)
-    return {"questions": n, "hits": hits, "hit_rate": _ratio(hits, n),
-            "wilson95": [round(low, 4), round(high, 4)], "any_line_hits": any_hits,
-            "any_line_rate": _ratio(any_hits, n),
-            "mean_tokens": round(statistics.fmean(tokens), 1) if tokens else 0.0,
-            "median_tokens": statistics.median(tokens) if tokens else 0}
-
-
-def _ratio(k: int, n: int) -> float:
-    return round(k / n, 4) if n else 0.0
-
-
-def split_figures(run: RunResult, key: str) -> dict[str, dict[str, Any]]:
-    """Figures per policy for each value of ``key`` (``category`` or ``where``)."""
-    groups: dict[str, list[QuestionResult]] = {}
-    for result in run.results:
-        groups.setdefault(str(getattr(result, key)), []).append(result)
-    return {value: {p: policy_figures(rs, p) for p in run.policies}
-            for value, rs in sorted(groups.items())}
-
-
-def routing_figures(results: list[QuestionResult], backend: str | None = None) -> dict[str, Any]:
-    """How often suggest put the gold note first and in its list (of ``backend``'s run when
-    the run has several), over the questions with one gold note; those whose answer spans
-    several notes are counted apart (``several_gold``)."""
-    positions = [r.positions_by_backend.get(backend, r.gold_positions) if backend
-                 else r.gold_positions for r in results if r.has_gold]
-    ranks = [p[0] for p in positions if len(p) == 1]
-    first = sum(rank == 1 for rank in ranks)
-    top = sum(rank is not None for rank in ranks)
-    return {"questions": len(ranks), "first": first, "first_rate": _ratio(first, len(ranks)),
-            "first_wilson95": _interval(first, len(ranks)),
-            "top4": top, "top4_rate": _ratio(top, len(ranks)),
-            "top4_wilson95": _interval(top, len(ranks)),
-            "several_gold": several_gold_routing([p for p in positions if len(p) > 1])}
-
-
-def several_gold_routing(positions: list[Positions]) -> dict[str, Any]:
-    """Routing for questions with several gold notes: a gold note first; every gold note
-    within the 4 shown (impossible beyond 4 gold notes); at least one shown; and the mean
-    share of a question's gold notes that were shown."""
-    n = len(positions)
-    first = sum(1 in p for p in positions)
-    every = sum(all(x is not None for x in p) for p in positions)
-    some = sum(any(x is not None for x in p) for p in positions)
-    shares = [sum(x is not None for x in p) / len(p) for p in positions]
-    return {"questions": n, "first": first, "first_rate": _ratio(first, n),
-            "first_wilson95": _interval(first, n), "all_top4": every,
-            "all_top4_rate": _ratio(every, n), "all_top4_wilson95": _interval(every, n),
-            "any_top4": some, "any_top4_rate": _ratio(some, n),
-            "shown_share": round(statistics.fmean(shares), 4) if shares else 0.0}
-
-
-def _interval(k: int, n: int) -> list[float]:
-    return [round(x, 4) for x in wilson(k, n)]
 
 
 def code_version() -> str:
@@ -153,26 +79,6 @@ def build_report(run: RunResult, command: str) -> dict[str, Any]:
         "backends": list(run.backends),
         "levers": list(run.levers.on()),
     } | _by_backend(run)
-
-
-def halves_figures(run: RunResult) -> dict[str, Any]:
-    """The tuning and the test half (:mod:`memory.bench.split`): each policy's figures and
-    margin, routing and the best ladder-family policy of each; and the gap between them."""
-    halves: dict[str, Any] = {}
-    for half in HALVES:
-        results = [r for r in run.results if half_of(r.id) == half]
-        policies = with_margins({p: policy_figures(results, p) for p in run.policies})
-        halves[half] = {"questions": len(results), "policies": policies,
-                        "routing": routing_figures(results), "best": best_of_family(policies)}
-    return halves | {"gap": half_gap(halves)}
-
-
-def with_margins(policies: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Each policy's figures with its margin over the fragments curve, and over the dense
-    fragments curve when ``dense@k`` policies ran (see curve.py)."""
-    margins = curve_margins(policies)
-    dense = curve_margins(policies, DENSE, "dense")
-    return {name: figures | margins[name] | dense[name] for name, figures in policies.items()}
 
 
 def _by_backend(run: RunResult) -> dict[str, Any]:
@@ -369,74 +275,3 @@ def _range(interval: list[float]) -> str:
 
 def _pct(value: float) -> str:
     return f"{100 * value:.1f} %"
-
-
-def write_plot(data: dict[str, Any], path: Path) -> bool:
-    """Hit rate (with its 95 % interval) against mean tokens, one point per policy; False
-    when matplotlib (the ``plot`` extra) is not installed."""
-    try:
-        import matplotlib
-    except ImportError:
-        return False
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(9, 5.4), dpi=120)
-    colours = plt.get_cmap("tab20")
-    for backend, points in curve_points(data["policies"]).items():
-        ax.plot([p.tokens for p in points], [100 * p.rate for p in points], "-", color="grey",
-                linewidth=1.2, alpha=0.7, zorder=1,
-                label="fragments curve" + (f" [{backend}]" if backend else ""))
-    labels = []  # (x, y, text, colour) of every policy off the curve
-    for number, (name, f) in enumerate(data["policies"].items()):
-        if not f["questions"]:
-            continue
-        x, y = max(f["mean_tokens"], 1.0), 100 * f["hit_rate"]
-        low, high = (100 * v for v in f["wilson95"])
-        ax.errorbar([x], [y], yerr=[[y - low], [high - y]], fmt=_marker(name), capsize=3,
-                    markersize=7, color=colours(number % 20), label=name, zorder=2)
-        if f.get("curve_margin") is not None and not is_fragments(name):
-            dark = tuple(0.7 * c for c in colours(number % 20)[:3])  # readable as text
-            labels.append((x, y, f"{name} {margin_text(f['curve_margin'])}", dark))
-    ax.set_xscale("log")
-    ax.set_xlabel("mean tokens read per question (cl100k, log scale)")
-    ax.set_ylabel("hit rate, % (95 % Wilson interval)")
-    ax.set_ylim(0, 105)
-    ax.set_title(f"Evidence reached per token: {Path(data['bench']).name} "
-                 f"({data['questions']['run']} questions); labels: margin over the fragments "
-                 "curve, points", fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, borderaxespad=0)
-    fig.tight_layout()
-    # labels beside their points, moved up or down (with a leader line) until none overlaps
-    placed: list[tuple[float, float, float, float]] = []
-    points_per_pixel = 72 / fig.dpi
-    for x, y, text, colour in sorted(labels, key=lambda label: -label[1]):
-        px, py = ax.transData.transform((x, y))
-        width, height = 0.55 * 7 / points_per_pixel * len(text), 9 / points_per_pixel
-        left = px + 8 + width > ax.get_window_extent().x1  # no room on the right
-        start = px - 8 - width if left else px + 8
-        for shift in (0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5):
-            box = (start, py + shift * height - height / 2, start + width,
-                   py + shift * height + height / 2)
-            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3]
-                       for b in placed):
-                break
-        placed.append(box)
-        ax.annotate(text, (x, y), xytext=((-8 if left else 8) * points_per_pixel,
-                                          shift * height * points_per_pixel),
-                    textcoords="offset points", fontsize=7, color=colour, va="center",
-                    ha="right" if left else "left",
-                    arrowprops={"arrowstyle": "-", "lw": 0.5, "color": colour} if shift
-                    else None)
-    fig.savefig(path, metadata={"Software": None})
-    plt.close(fig)
-    return True
-
-
-def _marker(policy: str) -> str:
-    if policy.startswith("fragments"):
-        return "s"
-    if policy.startswith("ladder"):
-        return "o"
-    return {"hybrid": "D", "full": "^"}.get(policy, "v")

@@ -13,29 +13,40 @@ Layout of a note (see docs/note-format.md)::
     ## Current state         the first H2: the state (H3s inside are sub-sections)
     ## History               H3 entries "YYYY-MM-DD[ HH:MM] · Title", oldest first
     ## Anything else         plain sections
+
+This module scans the body (headings and top-level blocks, with markdown-it) within bounds
+and makes the :class:`Note`; the sections it is cut into, and the blocks inside them, are
+:mod:`memory.model.sections`' (``Section``, ``Block`` and ``ENTRY_HEADING`` are imported
+from either).
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from memory.config import DEFAULT_HISTORY_HEADINGS, DEFAULT_STATE_HEADINGS
 from memory.model.front_matter import Problem, front_matter
-from memory.model.text import KEPT_HEADING, fold, slugify, split_lines, without_kept_headings
+from memory.model.sections import (
+    ENTRY_HEADING,
+    Block,
+    Heading,
+    Section,
+    SectionKind,
+    build_sections,
+    history_in_state,
+    unclosed_problem,
+)
+from memory.model.text import KEPT_HEADING, split_lines
 
 if TYPE_CHECKING:  # imported when a note is first parsed, not by the index's readers
     from markdown_it import MarkdownIt
 
-SectionKind = Literal["header", "state", "sub", "history", "entry", "section"]
+__all__ = ["ENTRY_HEADING", "MAX_BLOCKS", "MAX_LINES", "MAX_SECTIONS", "Block", "Note",
+           "Section", "SectionKind", "parse_note"]
 
-ENTRY_HEADING = re.compile(
-    r"^(?P<date>\d{4}-\d{2}-\d{2})(?:[ T](?P<time>\d{2}:\d{2}))?"
-    r"\s*(?:[·•\-—–:|]\s*)?(?P<title>.*)$"
-)
 # A note is split into sections and blocks over at most MAX_LINES lines of its body, and into
 # at most MAX_SECTIONS H2/H3 headings and MAX_BLOCKS blocks; from the first line past any of
 # them, the rest of the note is plain text of the section it falls in, read but not indexed
@@ -55,48 +66,6 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark").enable("table").disable("inline")
 
 _LIST_OPENERS = ("bullet_list_open", "ordered_list_open", "heading_open")
-
-
-@dataclass(frozen=True)
-class Block:
-    """A top-level block of a section (paragraph, list item, code fence, table…)."""
-
-    start: int  # 0-based first line, inclusive
-    end: int  # 0-based last line, exclusive
-    text: str
-
-
-@dataclass(frozen=True)
-class Section:
-    """One addressable part of a note: a line range with a stable id."""
-
-    id: str
-    kind: SectionKind
-    title: str
-    start: int
-    end: int
-    text: str
-    level: int
-    date: str | None = None
-    parent: str | None = None
-    blocks: tuple[Block, ...] = ()
-    heading_lines: int = 1  # lines of its heading: 2 for a setext one (title, underline)
-
-    @property
-    def heading(self) -> str:
-        """The heading's own lines, exactly (both lines of a setext heading)."""
-        return "".join(split_lines(self.text)[:self.heading_lines])
-
-    @property
-    def body(self) -> str:
-        """The section's text after its heading's lines."""
-        return "".join(split_lines(self.text)[self.heading_lines:])
-
-    @property
-    def shown(self) -> str:
-        """The section's text as it is read and counted: without the comments that keep
-        imported headings as they were (:func:`memory.model.text.without_kept_headings`)."""
-        return without_kept_headings(self.text)
 
 
 @dataclass(frozen=True)
@@ -166,14 +135,6 @@ class Note:
 
 
 @dataclass
-class _Heading:
-    level: int
-    line: int  # 0-based, within the whole text
-    title: str
-    lines: int = 1  # 2 for a setext heading (its title line and its underline)
-
-
-@dataclass
 class _Draft:
     problems: list[Problem] = field(default_factory=list)
 
@@ -189,7 +150,7 @@ def parse_note(
     lines = split_lines(text)
     meta, body_start, has_fm = front_matter(lines, draft.problems)
     parsed_end = min(len(lines), body_start + MAX_LINES)
-    nested: list[_Heading] = []
+    nested: list[Heading] = []
     headings, blocks, unclosed = _scan_body(lines, body_start, parsed_end, nested)
     cut = _structure_cut(headings, blocks, parsed_end < len(lines), parsed_end, draft)
     if cut < len(lines):
@@ -198,25 +159,25 @@ def parse_note(
         blocks = [b for b in blocks if b.start < cut]
         unclosed = None  # past the cut the text is not split: nothing to hide
     title = _note_title(meta, headings, fallback_title)
-    sections = _build_sections(lines, headings, blocks, body_start, state_headings,
-                               history_headings, draft, cut)
-    draft.problems.extend(_history_in_state(sections, nested, history_headings))
+    sections = build_sections(lines, headings, blocks, body_start, state_headings,
+                              history_headings, draft.problems, cut)
+    draft.problems.extend(history_in_state(sections, nested, history_headings))
     if unclosed is not None:
-        draft.problems.append(_unclosed_problem(unclosed, sections))
+        draft.problems.append(unclosed_problem(unclosed, sections))
     return Note(text=text, meta=meta, title=title, sections=tuple(sections),
                 problems=tuple(draft.problems), body_start=body_start, front_matter=has_fm,
                 bounded_at=cut if cut < len(lines) else None,
                 names=(state_headings, history_headings), fallback=fallback_title)
 
 
-def _scan_body(lines: list[str], body_start: int, stop: int, nested: list[_Heading]
-               ) -> tuple[list[_Heading], list[Block], tuple[int, str] | None]:
+def _scan_body(lines: list[str], body_start: int, stop: int, nested: list[Heading]
+               ) -> tuple[list[Heading], list[Block], tuple[int, str] | None]:
     """Headings (H1–H3) and top-level blocks of the body up to line ``stop`` (exclusive),
     with whole-text line numbers, and the block that runs to the end of the file unclosed,
     if one does (line, what). Headings inside a list item or a quote go to ``nested``."""
     body = "".join(lines[body_start:stop])
     tokens = _markdown().parse(body)
-    headings: list[_Heading] = []
+    headings: list[Heading] = []
     blocks: list[Block] = []
     unclosed: tuple[int, str] | None = None
     for i, tok in enumerate(tokens):
@@ -229,9 +190,9 @@ def _scan_body(lines: list[str], body_start: int, stop: int, nested: list[_Headi
         if tok.type == "heading_open" and tok.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
             title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
             if tok.level == 0 and tok.tag in ("h1", "h2", "h3"):
-                headings.append(_Heading(int(tok.tag[1]), start, title, end - start))
+                headings.append(Heading(int(tok.tag[1]), start, title, end - start))
             elif tok.level > 0:
-                nested.append(_Heading(int(tok.tag[1]), start, title, end - start))
+                nested.append(Heading(int(tok.tag[1]), start, title, end - start))
         elif _is_block(tok.type, tok.level, tok.nesting) and not _kept_heading(tok, lines[start]):
             while end > start + 1 and not lines[end - 1].strip():
                 end -= 1
@@ -262,21 +223,7 @@ def _never_closed(tok: Any, lines: list[str]) -> bool:
     return False
 
 
-def _unclosed_problem(unclosed: tuple[int, str], sections: list[Section]) -> Problem:
-    line, what = unclosed
-    inside = [s for s in sections if s.start <= line < max(s.end, s.start + 1)
-              and s.kind != "header"]
-    where = ""
-    if inside:
-        section = inside[-1]
-        where = {"state": " in the state", "history": " in the history",
-                 "entry": f" in history entry {section.id}"}.get(section.kind,
-                                                                 f" in section {section.id}")
-    return Problem(line + 1, "unclosed-block", f"{what}{where} opened at line {line + 1} is "
-                   "never closed, so everything after it is read as part of it; close it")
-
-
-def _structure_cut(headings: list[_Heading], blocks: list[Block], cut_lines: bool,
+def _structure_cut(headings: list[Heading], blocks: list[Block], cut_lines: bool,
                    parsed_end: int, draft: _Draft) -> int:
     """The 0-based line from which the note is no longer split into sections and blocks
     (MAX_LINES, MAX_SECTIONS, MAX_BLOCKS), reported once; past the end when within them."""
@@ -313,135 +260,13 @@ def _is_block(kind: str, level: int, nesting: int) -> bool:
     return level == 0 and nesting >= 0 and kind not in _LIST_OPENERS
 
 
-def _note_title(meta: dict[str, Any], headings: list[_Heading], fallback: str) -> str:
+def _note_title(meta: dict[str, Any], headings: list[Heading], fallback: str) -> str:
     title = meta.get("title")
     if isinstance(title, str | int | float) and str(title).strip():
         return str(title).strip()
     h1 = next((h for h in headings if h.level == 1), None)
     return h1.title if h1 and h1.title else fallback
 
-
-def _build_sections(
-    lines: list[str],
-    headings: list[_Heading],
-    blocks: list[Block],
-    body_start: int,
-    state_names: tuple[str, ...],
-    history_names: tuple[str, ...],
-    draft: _Draft,
-    cut: int,
-) -> list[Section]:
-    builder = _SectionBuilder(lines, blocks, draft)
-    first_h2 = next((h.line for h in headings if h.level == 2), len(lines))
-    # Top-level sections start at every H2 and, after the first H2, at every H1 too: in
-    # Markdown an H1 ends the H2 above it, so an H1 '# History' below the state is the
-    # history, not part of the state a state write replaces.
-    tops = [h for h in headings if h.level == 2 or (h.level == 1 and h.line > first_h2)]
-    builder.add("header", "header", "", 0, first_h2, 0)
-    states = {fold(n) for n in state_names}
-    histories = {fold(n) for n in history_names}
-    seen_state = seen_history = False
-    for index, top in enumerate(tops):
-        end = tops[index + 1].line if index + 1 < len(tops) else len(lines)
-        name, level, span = fold(top.title), top.level, top.lines
-        if name in states and not seen_state and level == 2:
-            seen_state = True
-            if index != 0:
-                draft.problems.append(Problem(top.line + 1, "state-not-first",
-                                              "the state should be the first H2 section; "
-                                              "move it above the others", "warning"))
-            builder.add("state", "state", top.title, top.line, end, 2, span=span)
-            builder.add_children(headings, top.line, min(end, cut), "state", "sub")
-        elif name in histories and not seen_history:
-            seen_history = True
-            builder.add("history", "history", top.title, top.line, end, level, span=span)
-            builder.add_children(headings, top.line, min(end, cut), "history", "entry")
-        else:
-            builder.add(slugify(top.title) or "section", "section", top.title, top.line, end,
-                        level, span=span)
-    if not seen_state:
-        draft.problems.append(Problem(body_start + 1, "missing-state",
-                                      "no state section (plain Markdown): its top part "
-                                      "stands in for the state", "warning"))
-    return builder.sections
-
-
-class _SectionBuilder:
-    """Collects sections, giving each a unique stable id and its blocks."""
-
-    def __init__(self, lines: list[str], blocks: list[Block], draft: _Draft) -> None:
-        self.lines, self.blocks, self.draft = lines, blocks, draft
-        self._starts = [b.start for b in blocks]  # blocks come in file order
-        self.sections: list[Section] = []
-        self.used: set[str] = set()
-        self._next: dict[str, int] = {}  # per base id, the suffix to try next
-
-    def add(self, base_id: str, kind: SectionKind, title: str, start: int, end: int,
-            level: int, date: str | None = None, parent: str | None = None,
-            span: int = 1) -> str:
-        section_id = self._unique(base_id)
-        first = bisect.bisect_left(self._starts, start)
-        last = bisect.bisect_left(self._starts, end)
-        inside = tuple(b for b in self.blocks[first:last] if b.end <= end)
-        text = "".join(self.lines[start:end])
-        self.sections.append(Section(section_id, kind, title, start, end, text, level,
-                                     date, parent, inside, span if kind != "header" else 1))
-        return section_id
-
-    def add_children(self, headings: list[_Heading], start: int, end: int, parent: str,
-                     kind: SectionKind) -> None:
-        h3s = [h for h in headings if h.level == 3 and start < h.line < end]
-        for index, h3 in enumerate(h3s):
-            stop = h3s[index + 1].line if index + 1 < len(h3s) else end
-            if kind == "entry":
-                base, date, title = self._entry_id(h3)
-            else:
-                base, date, title = f"{parent}/{slugify(h3.title) or 'part'}", None, h3.title
-            self.add(base, kind, title, h3.line, stop, 3, date, parent, h3.lines)
-
-    def _entry_id(self, heading: _Heading) -> tuple[str, str | None, str]:
-        match = ENTRY_HEADING.match(heading.title)
-        if not match:
-            self.draft.problems.append(Problem(heading.line + 1, "entry-without-date",
-                                               f"history entry '{heading.title[:60]}' does not "
-                                               "start with a date; write '### YYYY-MM-DD · Title'"))
-            return slugify(heading.title) or "entry", None, heading.title
-        date = match["date"] + (f" {match['time']}" if match["time"] else "")
-        title = match["title"].strip()
-        slug = slugify(title)
-        return (f"{match['date']}-{slug}" if slug else match["date"]), date, title
-
-    def _unique(self, base: str) -> str:
-        """``base``, else ``base-2``, ``base-3``…: the first one free. The search for a base
-        goes on where it last stopped (the ids below were taken and stay taken), so a note
-        of many equal headings costs linear time, not quadratic."""
-        candidate, n = base, self._next.get(base, 2)
-        while candidate in self.used:
-            candidate, n = f"{base}-{n}", n + 1
-        self._next[base] = n
-        self.used.add(candidate)
-        return candidate
-
-
-def _history_in_state(sections: list[Section], nested: list[_Heading],
-                      history_names: tuple[str, ...]) -> list[Problem]:
-    """Dated entries and history headings that a state write would take away: a dated H3
-    read as a sub-section of the state (no history heading above it), or a history heading
-    or dated heading inside a list item or quote of the state (indented)."""
-    state = next((s for s in sections if s.kind == "state"), None)
-    if state is None:
-        return []
-    histories = {fold(n) for n in history_names}
-    found = [(s.start, s.title, "") for s in sections if s.parent == "state"
-             and ENTRY_HEADING.match(s.title)]
-    found += [(h.line, h.title, " inside a list item or quote (indented)") for h in nested
-              if state.start < h.line < state.end
-              and (ENTRY_HEADING.match(h.title) or fold(h.title) in histories)]
-    return [Problem(line + 1, "history-in-state",
-                    f"'{title[:60]}'{where} is read as part of the state, so a new state "
-                    "would remove it; put the history under its own '## History' heading at "
-                    "the start of a line, below the state")
-            for line, title, where in sorted(found)]
 
 
 def _string_list(value: object) -> list[str]:

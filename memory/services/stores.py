@@ -18,7 +18,8 @@ from memory.api import Notes
 from memory.config import Config
 from memory.errors import ConfigError
 from memory.locate import EXAMPLE_STORE, STATE_FOLDER, STORE_MARKER, store_above
-from memory.state.safe_files import make_folder, path_error, write_atomic
+from memory.state.safe_files import write_atomic
+from memory.state.storage_errors import make_folder, path_error
 
 STARTER_NOTE = "start-here"
 GITIGNORE_LINE = f"{STATE_FOLDER}/"

@@ -38,10 +38,10 @@ from memory.state.safe_files import (
     Snapshot,
     create_new,
     open_for_writing_elsewhere,
-    path_error,
     replace_if_unchanged,
     settled,
 )
+from memory.state.storage_errors import path_error
 from memory.state.store import LoadedNote, Store, missing_note_message, validate_note_id
 
 if TYPE_CHECKING:

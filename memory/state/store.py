@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 from memory.config import Config
 from memory.errors import InvalidNoteId, NoteNotFound
 from memory.model.text import excerpt
-from memory.state.safe_files import Snapshot, read_snapshot, storage_error
+from memory.state.safe_files import Snapshot, read_snapshot
+from memory.state.storage_errors import storage_error
 
 if TYPE_CHECKING:  # the parser is imported when a note is first read (see load_bytes)
     from memory.model.front_matter import Problem

@@ -23,7 +23,7 @@ from memory.errors import EmptyInput, InvalidArgument, NotesError
 from memory.fronts import render
 from memory.fronts.cli.setup import register as register_setup_commands
 from memory.project import HERE, SHARED, find_project
-from memory.state.safe_files import check_folder, path_error
+from memory.state.storage_errors import check_folder, path_error
 
 
 class NotesCommand(click.Command):

@@ -25,7 +25,8 @@ from memory.fronts.cli import (
 )
 from memory.index import RefreshReport
 from memory.services.promote_lines import DEFAULT_RULE, RULES
-from memory.state.safe_files import make_folder, write_atomic
+from memory.state.safe_files import write_atomic
+from memory.state.storage_errors import make_folder
 
 Done = TypeVar("Done")  # what a command with a progress bar returns
 

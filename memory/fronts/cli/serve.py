@@ -105,15 +105,15 @@ def tokens(ctx: click.Context, questions: Path | None, as_json: bool) -> None:
     Example:
       notes --example tokens
     """
-    from memory.fronts.mcp import server as mcp_server
+    from memory.fronts.mcp import costs as mcp_costs
 
     config = _notes(ctx).config
     if questions is None and config.notes_dir.resolve() == EXAMPLE_STORE.resolve() and \
             EXAMPLE_QUESTIONS.is_file():
         questions = EXAMPLE_QUESTIONS
-    costs = mcp_server.measure_costs(config, questions)
+    costs = mcp_costs.measure_costs(config, questions)
     budget = json.loads(BUDGET_FILE.read_text())
-    over = mcp_server.over_budget(costs, budget)
+    over = mcp_costs.over_budget(costs, budget)
     _emit(as_json, costs | {"over_budget": over}, lambda c: render.costs(c, budget))
     if over:
         raise click.ClickException("over budget: " + "; ".join(over) + f" (see {BUDGET_FILE})")

@@ -247,6 +247,19 @@ def figures(request: pytest.FixtureRequest) -> Iterator[Figures]:
 COLLECTED_AT = pytest.StashKey[int]()
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (pyproject's addopts): one worker more than the cores this process may
+    use. The suite waits a good part of its time (servers starting, editors' saves settling,
+    the stress tests' time windows, subprocesses' start-up), and a worker beyond the cores
+    runs while the others wait (figures in README.md's "Tests").
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set (None: pytest-xdist's own
+    answer)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) + 1
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The longest tests first: those marked ``slow(SECONDS)``, longest first, then the rest

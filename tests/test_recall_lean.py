@@ -22,6 +22,7 @@ from memory import Notes, load_config
 from memory.bench.locomo import locomo_to_bench
 from memory.bench.questions import Question, read_questions
 from memory.bench.reader import BenchReader, bench_config
+from memory.errors import NotesError
 from memory.fronts import render
 from memory.model.timeexpr import day_of
 from memory.retrieval.filling import Block, shown_blocks
@@ -184,7 +185,8 @@ def test_every_label_reads_back_its_blocks(example: BenchReader,
             read = "".join(ladder.read_section(note, f"{name}:{run}" if run else name).text
                            for run in (runs.split(",") if runs else [""]))
             assert set(body.splitlines()) <= set(read.splitlines()), (question.id, head)
-            assert found["day"] is None or group.date and group.date.startswith(found["day"])
+            assert found["day"] is None or group.date and \
+                group.date.replace("-", "").startswith(found["day"])
             checked += 1
     assert checked > 300
 
@@ -193,17 +195,44 @@ def test_labels_are_short_and_the_full_forms_still_read(store_dir: Path) -> None
     notes = Notes(load_config(store_dir), notify=lambda _: None)
     try:
         shown = render.recalled(notes.recall("por qué no usamos argocd rollback", 800))
-        assert "[people/jonas-becker#2026-06-22]\n" in shown  # the entry whole: its day
-        assert "[#2026-06-22]\n" in shown  # howto/deploy-production's entry of that day
+        assert "[people/jonas-becker#20260622]\n" in shown  # the entry whole: its day
+        assert "[#20260622]\n" in shown  # howto/deploy-production's entry of that day
         assert "dislikes-argocd-rollback" not in shown
+        assert "2026-06-22" not in shown.replace("### 2026-06-22", "")  # the labels' days
         full = notes.read_section("people/jonas-becker", "2026-06-22-dislikes-argocd-rollback")
         for form in ("2026-06-22", "#2026-06-22", "people/jonas-becker#2026-06-22", "#8",
-                     "2026-06-22-dis"):
+                     "2026-06-22-dis", "20260622", "#20260622",
+                     "people/jonas-becker#20260622", "20260622-dis"):
             assert notes.read_section("people/jonas-becker", form) == full, form
         block = notes.read_section("people/jonas-becker",
                                    "2026-06-22-dislikes-argocd-rollback:b1")
         for form in ("2026-06-22:b1", "#2026-06-22:b1", "#8:b1",
-                     "people/jonas-becker#2026-06-22:b1"):
+                     "people/jonas-becker#2026-06-22:b1", "20260622:b1", "#20260622:b1",
+                     "people/jonas-becker#20260622:b1"):
             assert notes.read_section("people/jonas-becker", form) == block, form
+    finally:
+        notes.close()
+
+
+def test_a_compact_day_is_a_day_only_where_no_section_is_named_so(store_dir: Path) -> None:
+    """A label writes an entry's day as ``20260622`` (3 tokens; ``2026-06-22`` is 6): read
+    back, it is that day, unless a section's own id starts with those digits; eight digits
+    that are no day name nothing, and say so."""
+    notes = Notes(load_config(store_dir), notify=lambda _: None)
+    try:
+        notes.create_note("misc/builds", "Builds")
+        notes.append_history("misc/builds", "Release train", "- cut on Monday.",
+                             date="2026-06-22")
+        text = (store_dir / "misc" / "builds.md").read_text(encoding="utf-8")
+        (store_dir / "misc" / "builds.md").write_text(
+            text + "\n## 20260622 checklist\n- tag, then announce.\n", encoding="utf-8")
+        assert "cut on Monday" in notes.read_section("misc/builds", "2026-06-22").text
+        assert "announce" in notes.read_section("misc/builds", "20260622").text
+        assert "Friday" in notes.read_section("people/jonas-becker", "20251002").text
+        shown = render.recalled(notes.recall("release train cut on Monday", 800))
+        assert "#2026-06-22]\n- cut on Monday." in shown  # 20260622 names the checklist
+        for nonsense in ("20261340", "20260623"):
+            with pytest.raises(NotesError):
+                notes.read_section("people/jonas-becker", nonsense)
     finally:
         notes.close()

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.model.timeexpr import find_ranges, parse_date_ref
+from memory.model.timeexpr import compact_day, expand_day, find_ranges, parse_date_ref
 
 BASE = dt.date(2026, 11, 30)  # a Monday
 CASES = [
@@ -94,3 +94,21 @@ def test_a_weekday_alone_is_not_a_date(text: str) -> None:
 def test_a_weekday_named_as_a_day_is_one(text: str, phrase: str, start: str, end: str) -> None:
     found = find_ranges(text, BASE)
     assert [(r.phrase, str(r.start), str(r.end)) for r in found] == [(phrase, start, end)]
+
+
+@given(st.dates(dt.date(1000, 1, 1)), st.sampled_from(["", ":b3", ":b2-4", "-rollback-fixed"]))
+def test_a_labels_compact_day_reads_back_as_the_day(day: dt.date, rest: str) -> None:
+    """``recall``'s labels write a day ``20260622`` (3 tokens, not 6); read back, it is the
+    day again, with whatever followed it."""
+    iso = day.isoformat() + rest
+    compact = compact_day(iso)
+    assert compact == day.strftime("%Y%m%d") + rest
+    assert expand_day(compact) == iso
+    assert expand_day("#" + compact) == "#" + iso
+
+
+@pytest.mark.parametrize("ref", ["state", "references:b1", "2026-06", "2026-06-2", "20261340",
+                                 "202606221", "2026062", "20260622x", "#7"])
+def test_what_is_no_compact_day_stays_as_it_is(ref: str) -> None:
+    assert compact_day(ref) == ref
+    assert expand_day(ref) == ref

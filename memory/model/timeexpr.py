@@ -5,7 +5,9 @@
 pasado") and absolute ("en octubre", "3 de noviembre", "November 3", "2026-11-03",
 "2026-11", "2026-11-01..2026-11-15") expressions are recognised by small rules over
 accent-folded text; anything else is ignored, so a missed expression changes nothing.
-``parse_date_ref`` reads the explicit forms a reader passes to ``read_section``.
+``parse_date_ref`` reads the explicit forms a reader passes to ``read_section``;
+:func:`compact_day` and :func:`expand_day` write and read the day ``recall``'s labels show
+(``20260622``).
 """
 
 from __future__ import annotations
@@ -92,6 +94,31 @@ def parse_date_ref(value: str) -> TimeRange | None:
     except ValueError:
         return None
     return None
+
+
+_ISO_HEAD = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?=$|[-:])")
+_BASIC_HEAD = re.compile(r"(#?)(\d{4})(\d{2})(\d{2})(?=$|[-:])")
+
+
+def compact_day(ref: str) -> str:
+    """A reference that starts with a day, the day written ``20260622`` (ISO 8601's basic
+    form: 3 tokens, where ``2026-06-22`` is 6); any other reference as it is."""
+    found = _ISO_HEAD.match(ref)
+    return "".join(found.groups()) + ref[found.end():] if found else ref
+
+
+def expand_day(ref: str) -> str:
+    """The inverse of :func:`compact_day`: ``20260622:b3`` (or ``#20260622``) is
+    ``2026-06-22:b3`` when its first eight digits are a day; anything else as it is."""
+    found = _BASIC_HEAD.match(ref)
+    if found is None:
+        return ref
+    hash_, year, month, day = found.groups()
+    try:
+        dt.date(int(year), int(month), int(day))
+    except ValueError:
+        return ref
+    return f"{hash_}{year}-{month}-{day}{ref[found.end():]}"
 
 
 def find_ranges(text: str, base: dt.date) -> list[TimeRange]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from memory.model.timeexpr import compact_day
+
 if TYPE_CHECKING:
     from memory.retrieval.recall import Recalled
     from memory.retrieval.results import SectionMap, SectionText, Suggestions
@@ -111,10 +113,11 @@ def section_text(result: SectionText) -> str:
 
 def recall_label(note: str, ref: str, date: str | None, first: bool) -> str:
     """A ``recall`` group's label: ``[note#ref]`` for a note's first group, ``[#ref]`` for
-    its next ones; the day is added only when ``ref`` does not start with it (an entry's
-    short name is its day)."""
+    its next ones; the day (``20260622``, as ``ref`` writes it) is added only when ``ref``
+    does not start with it (an entry's short name is its day)."""
     day = (date or "")[:10]
-    when = f" {day}" if day and not ref.startswith(day) else ""
+    when = f" {compact_day(day)}" if day and not ref.startswith((day, compact_day(day))) \
+        else ""
     return f"[{note if first else ''}#{ref}{when}]\n"
 
 
@@ -125,6 +128,6 @@ def recalled(result: Recalled) -> str:
     body = "".join(g.text for g in result.groups)
     if not result.left_out:
         return body + "nothing else matched"
-    return body + f"left out {result.left_out} blocks"
+    return body + f"{result.left_out} more blocks"  # 3 tokens; "left out 218 blocks" is 5
 
 

@@ -16,8 +16,8 @@ when it holds fewer than twice its label's tokens: a third or more of it would b
 section, in file order; consecutive blocks share one label. The first group of a note is
 labelled ``[note#ref:b2,b4-6]``, the note's next ones ``[#ref:b7]``, where ``ref`` is the
 section's shortest name that ``read_section`` reads back (:func:`short_ref`: a history
-entry's day when it is the only entry of that day). Labels and the last line are the
-answer's *framing* (see docs/mcp.md); the rest is the notes' own text.
+entry's day when it is the only entry of that day, written ``20260622``). Labels and the
+last line are the answer's *framing* (see docs/mcp.md); the rest is the notes' own text.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from memory.retrieval.answers import recall_label
 from memory.retrieval.zoom import BlockRange, block_ref
 
-TAIL_TOKENS = 10  # kept for the last line ("left out 218 blocks", "nothing else matched")
+TAIL_TOKENS = 5  # kept for the last line: "218 more blocks" (3 tokens, 4 from 1,000 blocks)
+# or "nothing else matched" (3)
 RUN_TOKENS = 4  # what one more block adds to its group's label (",b7"), at most
 TOP_BLOCKS = 3  # the best-ranked blocks: each taken whenever it fits
 LABEL_SHARE = 2  # below them, a block opening a group must hold this many times its label
@@ -66,8 +67,8 @@ class Group:
     date: str | None
     text: str  # the label and the notes' lines, as shown
     tokens: int
-    short: str = ""  # the label's reference: ``2026-06-22:b1,b3-4``
-    label: str = ""  # the first line of ``text``: ``[note#2026-06-22:b1,b3-4]``
+    short: str = ""  # the label's reference: ``20260622:b1,b3-4``
+    label: str = ""  # the first line of ``text``: ``[note#20260622:b1,b3-4]``
 
     @property
     def body(self) -> str:

@@ -1,6 +1,7 @@
 """Rung 3, reading: the part of a note that a user or an agent names, with its cost. A
 section by id, unique prefix or map position ``#N``; a block range of one (``id:b3-5``);
 or the history entries of a date or range (``2026-11``, ``2026-11-01..2026-11-15``).
+A day written ``20261103`` (as ``recall``'s labels write it) is ``2026-11-03``.
 A name that matches nothing is an error that lists the note's sections and their tokens.
 :func:`short_ref` gives the shortest of these names for a section (``recall``'s labels).
 
@@ -16,7 +17,7 @@ from collections import Counter
 from memory.errors import AmbiguousSection, InvalidArgument, SectionNotFound
 from memory.model.note import Note, Section
 from memory.model.text import excerpt, split_lines, without_kept_headings
-from memory.model.timeexpr import dated_inside, parse_date_ref
+from memory.model.timeexpr import compact_day, dated_inside, expand_day, parse_date_ref
 from memory.retrieval.results import SectionText
 from memory.retrieval.zoom import BlockRange, block_text, own_blocks, parse_block_ref
 from memory.state.store import LoadedNote
@@ -29,7 +30,8 @@ _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 def read_section(loaded: LoadedNote, section: str, counter: TokenCounter) -> SectionText:
     """What ``section`` names in ``loaded`` (see the module's doc); a reference copied
     whole from a ``recall`` label (``note#ref``) names its ``ref``."""
-    key = (section or "").strip().removeprefix(f"{loaded.note_id}#")
+    key = _typed_or_day(loaded.note,
+                        (section or "").strip().removeprefix(f"{loaded.note_id}#"))
     blocks = parse_block_ref(key)
     if blocks is not None and loaded.note.section(key) is None:
         return _read_blocks(loaded, blocks, counter)
@@ -89,6 +91,11 @@ class Names:
         self.ids = sorted(s.id for s in note.sections)
         self.days = Counter(e.date[:10] for e in note.entries if e.date)
 
+    def starts(self, prefix: str) -> bool:
+        """Whether a section's id starts with ``prefix``."""
+        first = bisect.bisect_left(self.ids, prefix)
+        return first < len(self.ids) and self.ids[first].startswith(prefix)
+
     def names_only(self, key: str, section: Section) -> bool:
         """Whether ``key`` names ``section`` and nothing else (as :func:`named` finds it),
         read whole (where a date names the history entries of that date) or as ``key:bN``."""
@@ -112,16 +119,28 @@ def short_ref(note: Note, section: Section, names: Names | None = None) -> str:
     """The shortest name of ``section`` that :func:`read_section` reads back as it, alone
     and as the base of a block range (``ref:b3``): a prefix of its id cut where a word ends,
     for a history entry never shorter than its day (``2026-06-22`` names the only entry of
-    that day and says when it happened). ``recall`` labels its blocks with it; ``names``
+    that day and says when it happened), the day written ``20260622`` (3 tokens, not 6;
+    read back as ``2026-06-22``) unless a section's id starts with those digits. ``recall``
+    labels its blocks with it; ``names``
     (made once per note) saves the work when a note labels many sections."""
     names = names or Names(note)
     day = section.date[:10] if section.date else ""
     floor = len(day) if day and section.id.startswith(day) else 1
     cuts = [i for i, c in enumerate(section.id) if c in "-/" and i >= floor]
-    for end in [*cuts, len(section.id)]:
-        if names.names_only(section.id[:end], section):
-            return section.id[:end]
-    return section.id
+    name = next((section.id[:end] for end in [*cuts, len(section.id)]
+                 if names.names_only(section.id[:end], section)), section.id)
+    compact = compact_day(name)
+    return compact if compact == name or not names.starts(compact[:8]) else name
+
+
+def _typed_or_day(note: Note, key: str) -> str:
+    """``key`` with a leading day in the labels' form (``20260622:b3``) written as the note
+    writes days (``2026-06-22:b3``), unless a section's own id starts with those digits."""
+    day = expand_day(key)
+    digits = key.removeprefix("#")[:8]
+    if day == key or any(s.id.startswith(digits) for s in note.sections):
+        return key
+    return day
 
 
 def _read_blocks(loaded: LoadedNote, wanted: BlockRange, counter: TokenCounter

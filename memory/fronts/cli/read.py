@@ -75,7 +75,8 @@ def map_(ctx: click.Context, note: str, query: str | None, context: str | None,
 def read(ctx: click.Context, note: str, section: str | None, as_json: bool) -> None:
     """Rung 3: the text of one SECTION of NOTE: an id, unique prefix or #N; blocks of it
     (ID:b3 or ID:b3-5); or the history entries of a date or range (2026-11-03, 2026-11,
-    2026-11-01..2026-11-15). The whole note when SECTION is left out.
+    2026-11-01..2026-11-15); a recall label's reference as it is (20261103:b2 is
+    2026-11-03:b2). The whole note when SECTION is left out.
 
     \b
     Example:

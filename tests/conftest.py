@@ -69,15 +69,53 @@ def indexed_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ledger, the token cache), built once per test session: under xdist by the first worker
     that needs it, in the folder all the workers share, while the others wait for it. Tests
     only copy it (``store_dir``); none writes to it."""
+    return _built_once(tmp_path_factory, "indexed-example", None)
+
+
+SMALL_NOTES = ("conventions", "glossary", "decisions/celery-over-rq", "howto/deploy-production",
+               "howto/restore-db-backup", "incidents/redis-eviction-2026-03",
+               "infra/ci-pipeline", "infra/redis", "infra/terraform", "people/on-call")
+"""The notes of the small store: ten of the example's (both redis notes, the deploy, backup
+and CI notes, the glossary...), for the tests whose subject is how the index is built,
+rebuilt, damaged or written, not what the example's 62 notes answer. A build of them costs a
+fraction of the example's (and, with fewer than PARALLEL_MIN_NOTES notes, runs in one process
+unless a test asks for workers: ``notes.index.build_procs``)."""
+
+
+@pytest.fixture(scope="session")
+def indexed_small_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small store (SMALL_NOTES) with its state folder built, once per session as
+    ``indexed_example`` is; tests copy it (``small_store_dir``)."""
+    return _built_once(tmp_path_factory, "indexed-small-example", SMALL_NOTES)
+
+
+def _built_once(tmp_path_factory: pytest.TempPathFactory, name: str,
+                notes: Sequence[str] | None) -> Path:
+    """``name``/notes in the run's folder: a copy of the example (or of its ``notes``),
+    indexed by the first worker that asks, under a lock the others wait on."""
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         root = root.parent  # popen-gwN's parent: the run's folder, the same for every worker
-    target = root / "indexed-example" / "notes"
-    with open(root / "indexed-example.lock", "a") as lock:
+    target = root / name / "notes"
+    with open(root / f"{name}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (target.parent / "built").exists():
+            shutil.rmtree(target.parent, ignore_errors=True)
+            copy_notes(target, notes)
             _build_example(target)
             (target.parent / "built").touch()
+    return target
+
+
+def copy_notes(target: Path, notes: Sequence[str] | None = None) -> Path:
+    """``target``: a copy of notes_example/'s notes (only ``notes``, by id, if given),
+    without any state."""
+    if notes is None:
+        shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".*"))
+        return target
+    for note in notes:
+        (target / note).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(EXAMPLE / f"{note}.md", target / f"{note}.md")
     return target
 
 
@@ -87,11 +125,9 @@ _BUILD = ("import sys\nfrom memory import Notes, load_config\n"
 
 
 def _build_example(target: Path) -> None:
-    """A copy of notes_example/ in ``target``, indexed by a process of its own: one with no
-    other threads, so the build runs on every core, as `notes index` does (a pytest-xdist
-    worker has threads, and would build in one process)."""
-    shutil.rmtree(target.parent, ignore_errors=True)
-    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".*"))
+    """The notes in ``target`` indexed by a process of its own: one with no other threads,
+    so the build runs on every core, as `notes index` does (a pytest-xdist worker has
+    threads, and would build in one process)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTES_")}
     subprocess.run([sys.executable, "-c", _BUILD, str(target)], env=env, check=True,
                    timeout=300)
@@ -129,9 +165,22 @@ def copy_state(store: Path, target: Path) -> Path:
 def unindexed_store(tmp_path: Path) -> Path:
     """A private copy of notes_example/ without any state: no index, ledger or caches (in its
     own folder, so that a test may take it beside ``store_dir``)."""
-    target = tmp_path / "unindexed"
-    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".*"))
-    return target
+    return copy_notes(tmp_path / "unindexed")
+
+
+@pytest.fixture
+def small_store_dir(tmp_path: Path, indexed_small_example: Path) -> Path:
+    """A private copy of the small store (SMALL_NOTES) with its index already built, fresh
+    as ``store_dir`` is: for tests of the index's mechanics (damage, rebuilds, failing
+    writes), whose every rebuild would otherwise index the whole example."""
+    return copy_example(indexed_small_example, tmp_path / "notes")
+
+
+@pytest.fixture
+def unindexed_small_store(tmp_path: Path) -> Path:
+    """A private copy of the small store's notes without any state (``unindexed_store`` of
+    SMALL_NOTES)."""
+    return copy_notes(tmp_path / "unindexed", SMALL_NOTES)
 
 
 @pytest.fixture

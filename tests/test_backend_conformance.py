@@ -3,7 +3,8 @@ not depend on the backend. Golden routing, section scores, freshness after edits
 editor saves, other processes, the watcher), rebuild after damage or a version change, and
 hostile queries that must never act as operators.
 
-Each backend's index is built once per module and copied for each test.
+Each backend's index is built once per module and copied for each test: of the example
+store, or of the small store (conftest.SMALL_NOTES) for the tests that rebuild it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLE, NOTES_BIN, copy_example
+from conftest import NOTES_BIN, SMALL_NOTES, copy_example, copy_notes
 from memory import Notes, load_config
 from memory.config import Config
 from memory.errors import ConfigError
@@ -50,22 +51,44 @@ def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
           indexed_example: Path) -> Iterator[tuple[str, Path]]:
     """The example store with this backend's index built (once per module; Whoosh's is the
     session's ``indexed_example``, the index every ``store_dir`` has, not built again)."""
-    backend = str(request.param)
+    yield _built(str(request.param), tmp_path_factory, indexed_example, None)
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def built_small(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                indexed_small_example: Path) -> Iterator[tuple[str, Path]]:
+    """The small store with this backend's index built, as ``built`` is (Whoosh's is the
+    session's ``indexed_small_example``)."""
+    yield _built(str(request.param), tmp_path_factory, indexed_small_example, SMALL_NOTES)
+
+
+def _built(backend: str, tmp_path_factory: pytest.TempPathFactory, indexed: Path,
+           notes: tuple[str, ...] | None) -> tuple[str, Path]:
     store = tmp_path_factory.mktemp(f"built-{backend}") / "notes"
     if backend == "whoosh":
-        copy_example(indexed_example, store)
+        copy_example(indexed, store)
     else:
-        shutil.copytree(EXAMPLE, store, ignore=shutil.ignore_patterns(".*"))
-    notes = Notes(config_for(store, backend), notify=lambda _: None)
-    notes.refresh_index()
-    notes.close()
-    yield backend, store
+        copy_notes(store, notes)
+    opened = Notes(config_for(store, backend), notify=lambda _: None)
+    opened.refresh_index()
+    opened.close()
+    return backend, store
 
 
 @pytest.fixture
 def copy(built: tuple[str, Path], tmp_path: Path) -> tuple[str, Path]:
     """A private copy of the built store (notes and index)."""
     backend, store = built
+    target = tmp_path / "notes"
+    shutil.copytree(store, target)
+    return backend, target
+
+
+@pytest.fixture
+def small_copy(built_small: tuple[str, Path], tmp_path: Path) -> tuple[str, Path]:
+    """A private copy of the built small store (notes and index): for the tests of
+    rebuilds, which need no more notes than it has."""
+    backend, store = built_small
     target = tmp_path / "notes"
     shutil.copytree(store, target)
     return backend, target
@@ -139,8 +162,8 @@ def test_edits_on_disk_are_seen_by_the_next_suggest(copy: tuple[str, Path]) -> N
     notes.close()
 
 
-def test_only_the_changed_note_is_reindexed(copy: tuple[str, Path]) -> None:
-    backend, store = copy
+def test_only_the_changed_note_is_reindexed(small_copy: tuple[str, Path]) -> None:
+    backend, store = small_copy
     notes = open_notes(store, backend)
     total = len(notes.list_notes())
     path = store / "glossary.md"
@@ -170,8 +193,9 @@ def test_writes_are_searchable_at_once(copy: tuple[str, Path]) -> None:
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.parametrize(("damage", "while_open"), [("truncate", False), ("garbage", True),
                                                     ("wipe", True)])
-def test_damage_rebuilds_once(copy: tuple[str, Path], damage: str, while_open: bool) -> None:
-    backend, store = copy
+def test_damage_rebuilds_once(small_copy: tuple[str, Path], damage: str,
+                              while_open: bool) -> None:
+    backend, store = small_copy
     messages: list[str] = []
     notes = open_notes(store, backend, messages)
     plain = [h.note for h in notes.suggest("redis eviction").hits]
@@ -199,8 +223,8 @@ def _damage(folder: Path, how: str) -> None:
                 handle.write(b"\x00garbage" * (path.stat().st_size // 8 + 1))
 
 
-def test_version_change_rebuilds_with_one_message(copy: tuple[str, Path]) -> None:
-    backend, store = copy
+def test_version_change_rebuilds_with_one_message(small_copy: tuple[str, Path]) -> None:
+    backend, store = small_copy
     (store / ".notes" / INDEX_FOLDER[backend] / "version.json").write_text('{"schema": 0}')
     messages: list[str] = []
     notes = open_notes(store, backend, messages)

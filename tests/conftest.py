@@ -173,14 +173,14 @@ def small_store_dir(tmp_path: Path, indexed_small_example: Path) -> Path:
     """A private copy of the small store (SMALL_NOTES) with its index already built, fresh
     as ``store_dir`` is: for tests of the index's mechanics (damage, rebuilds, failing
     writes), whose every rebuild would otherwise index the whole example."""
-    return copy_example(indexed_small_example, tmp_path / "notes")
+    return copy_example(indexed_small_example, tmp_path / "small")
 
 
 @pytest.fixture
 def unindexed_small_store(tmp_path: Path) -> Path:
     """A private copy of the small store's notes without any state (``unindexed_store`` of
-    SMALL_NOTES)."""
-    return copy_notes(tmp_path / "unindexed", SMALL_NOTES)
+    SMALL_NOTES), in a folder of its own (beside ``store_dir``, ``unindexed_store``)."""
+    return copy_notes(tmp_path / "unindexed-small", SMALL_NOTES)
 
 
 @pytest.fixture

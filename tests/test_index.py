@@ -42,7 +42,8 @@ def test_editor_style_rename_save_is_seen(notes: Notes, store_dir: Path) -> None
     assert notes.suggest("xylophone").hits[0].note == "glossary"
 
 
-def test_version_change_triggers_a_rebuild_with_one_message(store_dir: Path) -> None:
+def test_version_change_triggers_a_rebuild_with_one_message(small_store_dir: Path) -> None:
+    store_dir = small_store_dir
     messages: list[str] = []
     notes = Notes(load_config(store_dir), notify=messages.append)
     notes.suggest("deploy")
@@ -57,11 +58,15 @@ def test_version_change_triggers_a_rebuild_with_one_message(store_dir: Path) -> 
 
 @pytest.mark.slow(8)
 @pytest.mark.parametrize("damage", ["truncate", "delete-segments", "garbage-toc"])
-def test_damaged_index_rebuilds_itself(run_cli_process: RunCli, store_dir: Path,
+def test_damaged_index_rebuilds_itself(run_cli_process: RunCli, small_store_dir: Path,
                                        damage: str) -> None:
     """The real command, as a user meets a damaged index (in this process, Whoosh's reading of
     a damaged table of contents leaves a file for the garbage collector to close)."""
-    run_cli = run_cli_process
+    store_dir = small_store_dir
+
+    def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return run_cli_process(*args, notes_dir=store_dir)
+
     assert run_cli("index").returncode == 0
     folder = store_dir / ".notes" / "index"
     files = [p for p in folder.iterdir() if p.suffix in (".seg", ".toc")]
@@ -79,9 +84,9 @@ def test_damaged_index_rebuilds_itself(run_cli_process: RunCli, store_dir: Path,
     assert "infra/redis" in result.stdout
 
 
-def test_read_only_notes_folder_uses_a_cache_folder(unindexed_store: Path) -> None:
+def test_read_only_notes_folder_uses_a_cache_folder(unindexed_small_store: Path) -> None:
     """Run the CLI without the right to write the store: the state goes to a cache folder."""
-    store_dir = unindexed_store
+    store_dir = unindexed_small_store
     if os.geteuid() != 0:
         runner: list[str] = []
         for folder in [store_dir, *[p for p in store_dir.rglob("*") if p.is_dir()]]:
@@ -202,8 +207,9 @@ def test_the_word_lists_are_whooshs_and_make_the_same_terms() -> None:
         assert exact_terms(text) == terms(text, exact_analyzer())
 
 
-def test_commands_work_without_any_network(store_dir: Path) -> None:
+def test_commands_work_without_any_network(small_store_dir: Path) -> None:
     """Index, suggest, map and read inside a network namespace with no interfaces up."""
+    store_dir = small_store_dir
     if os.geteuid() != 0 or not shutil.which("unshare"):
         pytest.skip("needs root and unshare to cut the network off")
     env = {**os.environ, "NOTES_DIR": str(store_dir)}
@@ -279,9 +285,9 @@ def test_threads_share_the_searcher_while_notes_change(notes: Notes, store_dir: 
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_damage_under_the_cached_searcher_rebuilds_once(store_dir: Path) -> None:
+def test_damage_under_the_cached_searcher_rebuilds_once(small_store_dir: Path) -> None:
     messages: list[str] = []
-    notes = Notes(load_config(store_dir), notify=messages.append)
+    notes = Notes(load_config(small_store_dir), notify=messages.append)
     plain = [h.note for h in notes.suggest("redis eviction").hits]
     messages.clear()  # the first build
     for path in notes.index.dir.iterdir():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RunCli
+from conftest import SMALL_NOTES, RunCli
 
 
 def test_suggest_prints_a_table_with_tokens_and_matched_words(run_cli_process: RunCli) -> None:
@@ -154,8 +154,8 @@ def test_check_reports_broken_copy_with_file_and_line(run_cli_process: RunCli,
 
 
 @pytest.mark.slow(20)
-def test_index_and_rebuild(run_cli_process: RunCli, unindexed_store: Path) -> None:
-    store_dir = unindexed_store
+def test_index_and_rebuild(run_cli_process: RunCli, unindexed_small_store: Path) -> None:
+    store_dir = unindexed_small_store
 
     def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
         return run_cli_process(*args, notes_dir=store_dir)
@@ -165,7 +165,7 @@ def test_index_and_rebuild(run_cli_process: RunCli, unindexed_store: Path) -> No
     again = run_cli("index", "--json")
     assert json.loads(again.stdout)["indexed"] == []
     rebuilt = run_cli("index", "--rebuild", "--json")
-    assert len(json.loads(rebuilt.stdout)["indexed"]) >= 30
+    assert sorted(json.loads(rebuilt.stdout)["indexed"]) == sorted(SMALL_NOTES)  # every note
     shutil.rmtree(store_dir / ".notes" / "index")
     healed = run_cli("suggest", "deploy")
     assert healed.returncode == 0 and "building the index" in healed.stderr

@@ -153,7 +153,7 @@ def test_check_reports_broken_copy_with_file_and_line(run_cli_process: RunCli,
     assert {p["code"] for p in data} >= {"bad-yaml", "missing-state"}
 
 
-@pytest.mark.slow(20)
+@pytest.mark.slow(8)
 def test_index_and_rebuild(run_cli_process: RunCli, unindexed_small_store: Path) -> None:
     store_dir = unindexed_small_store
 

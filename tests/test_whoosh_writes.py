@@ -93,7 +93,7 @@ def segment_files(notes: Notes) -> list[str]:
     return sorted(p.name for p in Path(notes.index.dir).glob("*.seg"))
 
 
-@pytest.mark.slow(4)
+@pytest.mark.slow(8)
 @needs_fork
 def test_workers_build_the_same_index_as_one_process(unindexed_small_store: Path,
                                                      tmp_path: Path,
@@ -107,7 +107,7 @@ def test_workers_build_the_same_index_as_one_process(unindexed_small_store: Path
     assert parallel.notes == serial.notes
 
 
-@pytest.mark.slow(4)
+@pytest.mark.slow(8)
 @needs_fork
 def test_a_worker_that_dies_costs_a_second_build_not_documents(
         unindexed_small_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

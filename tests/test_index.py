@@ -10,6 +10,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -347,3 +348,30 @@ def test_scores_that_differ_in_their_last_bits_are_a_tie_in_note_order() -> None
         assert tied_reach([h[1] for h in hits], 1) == 2
         assert [h[0]["note_id"] for h in settle_ties(hits, 1)] == ["a"]
         assert [h[0]["note_id"] for h in settle_ties(hits, None)] == ["a", "b", "c"]
+
+
+def test_a_vanished_table_of_contents_is_retried_a_missing_segment_is_not() -> None:
+    """A commit elsewhere removing the TOC being read is a race (read again); a segment file
+    still missing after Whoosh's own half second of retries is damage: the rebuild starts at
+    once, not after 2.5 s more of retries (twice, in the probe and the open)."""
+    from memory.index.whoosh.opening import retrying
+
+    calls: list[str] = []
+
+    def gone(name: str, then: str | None = None) -> Callable[[], str]:
+        def attempt() -> str:
+            calls.append(name)
+            if then is None or len(calls) == 1:
+                raise FileNotFoundError(2, "No such file", f"/x/index/{name}")
+            return then
+        return attempt
+
+    assert retrying(gone("_MAIN_7.toc", then="opened")) == "opened" and len(calls) == 2
+    calls.clear()
+    with pytest.raises(FileNotFoundError):
+        retrying(gone("MAIN_abc.seg"))
+    assert calls == ["MAIN_abc.seg"]
+    calls.clear()
+    with pytest.raises(FileNotFoundError):
+        retrying(gone("_MAIN_8.toc"), attempts=3)
+    assert len(calls) == 3

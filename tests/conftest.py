@@ -300,7 +300,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto`` (pyproject's addopts): one worker more than the cores this process may
     use. The suite waits a good part of its time (servers starting, editors' saves settling,
     the stress tests' time windows, subprocesses' start-up), and a worker beyond the cores
-    runs while the others wait (figures in README.md's "Tests").
+    runs while the others wait (figures in README.md's "Development").
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set (None: pytest-xdist's own
     answer)."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):

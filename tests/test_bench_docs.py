@@ -7,7 +7,9 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "bench_docs.py"
@@ -24,6 +26,14 @@ def _copy(tmp_path: Path) -> tuple[Path, Path]:
     shutil.copyfile(ROOT / "docs" / "benchmarks.md", doc)
     shutil.copytree(REPORTS, reports)
     return doc, reports
+
+
+def _edit(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    """Rewrite the report at ``path`` with ``change`` applied to its data."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
 
 
 def test_the_page_shows_the_reports_figures() -> None:
@@ -45,10 +55,7 @@ def test_every_report_is_of_a_test_half_and_holds_no_bench_text() -> None:
 
 def test_a_changed_report_makes_the_page_stale_until_rendered(tmp_path: Path) -> None:
     doc, reports = _copy(tmp_path)
-    path = reports / "locomo.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["policies"]["ladder@1"]["hit_rate"] = 0.1234
-    path.write_text(json.dumps(data), encoding="utf-8")
+    _edit(reports / "locomo.json", lambda d: d["policies"]["ladder@1"].update(hit_rate=0.1234))
     stale = _run("--check", "--doc", doc, "--reports", reports)
     assert stale.returncode == 1
     assert "scripts/bench_docs.py" in stale.stderr
@@ -68,10 +75,7 @@ def test_a_hand_edit_between_the_markers_is_caught(tmp_path: Path) -> None:
 
 def test_the_levers_table_needs_a_run_without_levers(tmp_path: Path) -> None:
     doc, reports = _copy(tmp_path)
-    path = reports / "levers-none" / "locomo.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["levers"] = ["replies"]
-    path.write_text(json.dumps(data), encoding="utf-8")
+    _edit(reports / "levers-none" / "locomo.json", lambda d: d.update(levers=["replies"]))
     done = _run("--check", "--doc", doc, "--reports", reports)
     assert done.returncode == 1 and "--levers none" in done.stderr
     assert "Traceback" not in done.stderr
@@ -79,10 +83,7 @@ def test_the_levers_table_needs_a_run_without_levers(tmp_path: Path) -> None:
 
 def test_a_report_of_every_question_or_a_missing_one_is_refused(tmp_path: Path) -> None:
     doc, reports = _copy(tmp_path)
-    path = reports / "locomo.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["halves"]["tuning"]["questions"] = 5
-    path.write_text(json.dumps(data), encoding="utf-8")
+    path = _edit(reports / "locomo.json", lambda d: d["halves"]["tuning"].update(questions=5))
     done = _run("--check", "--doc", doc, "--reports", reports)
     assert done.returncode == 1 and done.stderr.startswith("Error: ")
     assert "--half test" in done.stderr and "Traceback" not in done.stderr

@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 import memory
-from memory.fronts.cli import cli
+from memory.fronts.cli import load_commands
+
+cli = load_commands()  # every command registered, not only those asked for
 
 ROOT = Path(__file__).resolve().parent.parent
 

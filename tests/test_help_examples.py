@@ -18,7 +18,9 @@ from click.testing import CliRunner
 
 from benchmarks.cli import PROG as LAB_PROG
 from benchmarks.cli import lab
-from memory.fronts.cli import cli
+from memory.fronts.cli import load_commands
+
+cli = load_commands()  # every command registered, not only those asked for
 
 ROOTS = {"notes": cli, LAB_PROG: lab}
 

@@ -10,20 +10,34 @@ library (NotesError) become ``Error: …`` on stderr and exit status 1; usage er
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from memory.api import Notes
 from memory.config import Config, load_config
 from memory.errors import EmptyInput, InvalidArgument, NotesError
-from memory.fronts import render
-from memory.fronts.cli.setup import register as register_setup_commands
 from memory.project import HERE, SHARED, find_project
 from memory.state.storage_errors import check_folder, path_error
+
+if TYPE_CHECKING:  # memory.api is imported when a command first needs the store (start-up)
+    from memory.api import Notes
+
+# The modules that register each command on `cli`, imported when the command is asked for, so
+# that `notes suggest` does not load the server's, the bench's or the set-up's modules
+# (start-up time of a command: docs/performance.md). `notes --help` loads them all.
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("suggest", "map", "read", "recall", "list"), ("read",)),
+    **dict.fromkeys(("new", "state", "log", "delete", "move"), ("write",)),
+    **dict.fromkeys(("index", "embed", "check", "watch", "promote"), ("maintain",)),
+    **dict.fromkeys(("serve", "tokens", "hook"), ("serve",)),
+    "bench": ("bench", "bench_promote"),
+    **dict.fromkeys(("init", "import", "status", "doctor", "install", "uninstall"),
+                    ("setup", "nightly")),
+}
 
 
 class NotesCommand(click.Command):
@@ -44,6 +58,20 @@ class NotesGroup(click.Group):
     command_class = NotesCommand
     group_class = type  # a group made with @group.group() is a NotesGroup too
 
+    def __init__(self, *args: Any, lazy: Mapping[str, tuple[str, ...]] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})  # command name -> modules that register it
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(self.lazy))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            for module in self.lazy.get(cmd_name, ()):
+                _load(module)
+        return super().get_command(ctx, cmd_name)
+
     def invoke(self, ctx: click.Context) -> Any:
         return translated(ctx, lambda: super(NotesGroup, self).invoke(ctx))
 
@@ -63,7 +91,8 @@ def translated(ctx: click.Context, call: Callable[[], Any]) -> Any:
         raise click.ClickException(str(path_error(exc))) from exc
 
 
-@click.group(cls=NotesGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=NotesGroup, lazy=COMMAND_MODULES,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--notes", "notes_dir", type=click.Path(file_okay=False),
               help="Notes folder (default: $NOTES_DIR, else the nearest store walking up "
                    "from here, else your default store; see `notes status`).")
@@ -99,6 +128,8 @@ class _LazyNotes:
     def get(self) -> Notes:
         """The store, seen from the project of the current folder (docs/projects.md)."""
         if self._notes is None:
+            from memory.api import Notes  # the store's modules load here (start-up time)
+
             notes = Notes(self.config(), front="cli")
             found = find_project(Path.cwd(), notes.config.notes_dir)
             self._notes = notes.in_project(found.key if found else None)
@@ -135,6 +166,8 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON f
 
 
 def _emit(as_json: bool, value: Any, text: Callable[[Any], str]) -> None:
+    from memory.fronts import render  # not loaded by --help and --version (start-up time)
+
     click.echo(render.as_json(value) if as_json else text(value))
 
 
@@ -177,17 +210,26 @@ def _stdin(what: str) -> str:
                                "as UTF-8 and retry") from None
 
 
-register_setup_commands(cli)  # init, import, status/doctor, install, uninstall
-# the other command groups register themselves on `cli` when imported
-from memory.fronts.cli import (  # noqa: E402, F401
-    bench,
-    bench_promote,
-    maintain,
-    nightly,
-    read,
-    serve,
-    write,
-)
+_loaded: set[str] = set()
+
+
+def _load(module: str) -> None:
+    """Import a module of commands; it registers them on `cli` (setup's, through its
+    ``register``)."""
+    if module in _loaded:
+        return
+    _loaded.add(module)
+    loaded = importlib.import_module(f"memory.fronts.cli.{module}")
+    if module == "setup":
+        loaded.register(cli)
+
+
+def load_commands() -> NotesGroup:
+    """`cli` with every command registered (`cli.commands` holds only those asked for)."""
+    for modules in COMMAND_MODULES.values():
+        for module in modules:
+            _load(module)
+    return cli
 
 
 def main() -> None:

@@ -12,7 +12,6 @@ import dataclasses
 import json
 from typing import TYPE_CHECKING, Any
 
-from memory.model.results import Managed, NoteSummary, WriteResult
 from memory.retrieval.answers import (
     TOKEN_NOTE,
     recalled,
@@ -21,11 +20,11 @@ from memory.retrieval.answers import (
     suggestions,
     table,
 )
-from memory.retrieval.results import Suggestions
-from memory.state.check import FileProblem
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: `notes --help` and the writes do not load them (start-up)
+    from memory.model.results import Managed, NoteSummary, WriteResult
     from memory.retrieval.semantic import Built
+    from memory.state.check import FileProblem
 
 __all__ = ["TOKEN_NOTE", "as_json", "costs", "embedded", "managed", "note_list", "problems",
            "recalled",
@@ -106,6 +105,8 @@ def as_json(value: Any) -> str:
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        from memory.retrieval.results import Suggestions  # loaded by who made one (start-up)
+
         data = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
         if isinstance(value, Suggestions):
             data["hidden"] = value.hidden

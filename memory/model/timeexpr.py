@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -126,7 +127,7 @@ def find_ranges(text: str, base: dt.date) -> list[TimeRange]:
     date), in order of appearance; overlapping matches keep the longest."""
     folded = fold(text)
     found: list[tuple[int, int, TimeRange]] = []
-    for pattern, resolve in _RULES:
+    for pattern, resolve in _rules():
         for match in pattern.finditer(folded):
             resolved = _safe(resolve, match, base)
             if resolved is not None:
@@ -264,41 +265,55 @@ _SAFE_MONTH = "|".join(sorted((m for m in MONTHS if m not in _AMBIGUOUS), key=le
 _DAY = "|".join(sorted(WEEKDAYS, key=len, reverse=True))
 _NUM = "|".join(sorted(NUMBERS, key=len, reverse=True)) + r"|\d{1,3}"
 _UNIT = "|".join(sorted(UNITS, key=len, reverse=True))
-_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str], dt.date], TimeRange | None]]] = [
-    (re.compile(r"\b\d{4}-\d{2}(?:-\d{2})?(?:\.\.\d{4}-\d{2}(?:-\d{2})?)?\b"), _iso),
-    (re.compile(r"\b(the day before yesterday|antes de ayer|anteayer|yesterday|ayer|today|"
-                r"hoy)\b"), _relative_day),
-    (re.compile(rf"\b(?P<which>last|past|previous|this|current)\s+(?P<unit>{_UNIT})\b"),
+_Resolve = Callable[[re.Match[str], dt.date], TimeRange | None]
+_RULES: list[tuple[str, _Resolve]] = [
+    (r"\b\d{4}-\d{2}(?:-\d{2})?(?:\.\.\d{4}-\d{2}(?:-\d{2})?)?\b", _iso),
+    (r"\b(the day before yesterday|antes de ayer|anteayer|yesterday|ayer|today|"
+     r"hoy)\b", _relative_day),
+    (rf"\b(?P<which>last|past|previous|this|current)\s+(?P<unit>{_UNIT})\b",
      _last_unit),
-    (re.compile(rf"\b(?:(?:el|la)\s+)?(?P<unit>{_UNIT})\s+(?P<which>pasad[oa]|anterior)\b"),
+    (rf"\b(?:(?:el|la)\s+)?(?P<unit>{_UNIT})\s+(?P<which>pasad[oa]|anterior)\b",
      _last_unit),
-    (re.compile(rf"\b(?P<which>esta|este)\s+(?P<unit>{_UNIT})\b"), _last_unit),
-    (re.compile(rf"\b(?P<n>{_NUM})\s+(?P<unit>{_UNIT})\s+ago\b"), _ago),
-    (re.compile(rf"\bhace\s+(?:unos?\s+|unas\s+)?(?P<n>{_NUM})\s+(?P<unit>{_UNIT})\b"), _ago),
+    (rf"\b(?P<which>esta|este)\s+(?P<unit>{_UNIT})\b", _last_unit),
+    (rf"\b(?P<n>{_NUM})\s+(?P<unit>{_UNIT})\s+ago\b", _ago),
+    (rf"\bhace\s+(?:unos?\s+|unas\s+)?(?P<n>{_NUM})\s+(?P<unit>{_UNIT})\b", _ago),
     # a weekday is a date only with a word that makes it one (_weekday)
-    (re.compile(rf"\b(?:(?P<since>since|desde)\s+)?(?:(?P<pre>last|past|previous|this|on|"
-                rf"el\s+pasado|el|este)\s+)?(?P<day>{_DAY})(?P<post>\s+pasado)?\b"),
+    (rf"\b(?:(?P<since>since|desde)\s+)?(?:(?P<pre>last|past|previous|this|on|"
+     rf"el\s+pasado|el|este)\s+)?(?P<day>{_DAY})(?P<post>\s+pasado)?\b",
      _weekday),
-    (re.compile(rf"\b(?:el\s+)?(?P<day>\d{{1,2}})\s+(?:de\s+)?(?P<month>{_MONTH})"
-                rf"(?:,?\s+(?:de\s+|del\s+)?(?P<year>\d{{4}}))?\b"), _day_month),
-    (re.compile(rf"\b(?P<month>{_MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?"
-                rf"(?:,?\s+(?P<year>\d{{4}}))?\b"), _day_month),
-    (re.compile(rf"\b(?:(?:a|en)\s+)?(?:(?P<part>principios|comienzos|inicios|mediados|"
-                rf"finales|fines|early|mid|middle|late|end)\s+(?:de\s+|of\s+)?)?"
-                rf"(?:(?:en|in|de|of|during|durante)\s+)?(?P<month>{_SAFE_MONTH})"
-                rf"(?:\s+(?:de\s+|del\s+)?(?P<year>\d{{4}}))?\b"), _month_name),
-    (re.compile(rf"\b(?:(?P<part>early|mid|late)\s+|(?:in|during|since|of)\s+)"
-                rf"(?P<month>{_MONTH})(?:\s+(?P<year>\d{{4}}))?\b"), _month_name),
-    (re.compile(rf"\b(?P<part>)(?P<month>{_MONTH})\s+(?P<year>\d{{4}})\b"), _month_name),
+    (rf"\b(?:el\s+)?(?P<day>\d{{1,2}})\s+(?:de\s+)?(?P<month>{_MONTH})"
+     rf"(?:,?\s+(?:de\s+|del\s+)?(?P<year>\d{{4}}))?\b", _day_month),
+    (rf"\b(?P<month>{_MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?"
+     rf"(?:,?\s+(?P<year>\d{{4}}))?\b", _day_month),
+    (rf"\b(?:(?:a|en)\s+)?(?:(?P<part>principios|comienzos|inicios|mediados|"
+     rf"finales|fines|early|mid|middle|late|end)\s+(?:de\s+|of\s+)?)?"
+     rf"(?:(?:en|in|de|of|during|durante)\s+)?(?P<month>{_SAFE_MONTH})"
+     rf"(?:\s+(?:de\s+|del\s+)?(?P<year>\d{{4}}))?\b", _month_name),
+    (rf"\b(?:(?P<part>early|mid|late)\s+|(?:in|during|since|of)\s+)"
+     rf"(?P<month>{_MONTH})(?:\s+(?P<year>\d{{4}}))?\b", _month_name),
+    (rf"\b(?P<part>)(?P<month>{_MONTH})\s+(?P<year>\d{{4}})\b", _month_name),
 ]
 
 
+# The patterns are compiled on first use, not at import: compiling them all costs every
+# command a few milliseconds at start, and most commands never read a time expression.
+@functools.cache
+def _rules() -> list[tuple[re.Pattern[str], _Resolve]]:
+    return [(re.compile(source), resolve) for source, resolve in _RULES]
+
+
 # -- questions about time, and lines that carry it ---------------------------------------
-_ASKS_WHEN = re.compile(
+@functools.cache
+def _compiled(source: str) -> re.Pattern[str]:
+    """A pattern below, compiled on first use (as :func:`_rules`)."""
+    return re.compile(source)
+
+
+_ASKS_WHEN = (
     r"\b(when|cuando|what (?:date|day|month|year|time|week)|which (?:date|day|month|year|"
     r"week)|how long ago|since when|en que (?:fecha|dia|mes|ano|semana)|que dia|desde cuando|"
     r"hace cuanto)\b")
-_TIME_WORDS = re.compile(
+_TIME_WORDS = (
     rf"\b(yesterday|today|tonight|tomorrow|ago|last|next|weekend|week|month|year|"
     rf"ayer|hoy|anoche|manana|hace|pasad[oa]|proxim[oa]|semana|mes|ano|finde|"
     rf"{_DAY}|{_SAFE_MONTH}|\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}:\d{{2}})\b")
@@ -306,10 +321,10 @@ _TIME_WORDS = re.compile(
 
 def asks_when(question: str) -> bool:
     """Whether a question asks for a time ("when…", "¿cuándo…?", "which month…")."""
-    return _ASKS_WHEN.search(fold(question)) is not None
+    return _compiled(_ASKS_WHEN).search(fold(question)) is not None
 
 
-_ASKS_ACROSS = re.compile(
+_ASKS_ACROSS = (
     r"\b(how (many|often)|how much (time|money)|in total|altogether|all the (times|places|"
     r"things|people)|every time|each time|which (one )?(was|came|did|happened) (first|last)|"
     r"(first|last) time|ever|so far|both|"
@@ -320,10 +335,10 @@ _ASKS_ACROSS = re.compile(
 def asks_across(question: str) -> bool:
     """Whether a question asks across time or episodes ("how many…", "in total", "which
     came first", "¿cuántas veces…?"): its answer lies in several notes or entries."""
-    return _ASKS_ACROSS.search(fold(question)) is not None
+    return _compiled(_ASKS_ACROSS).search(fold(question)) is not None
 
 
 def mentions_time(text: str) -> bool:
     """Whether a line or paragraph carries a time ("last week", "ayer", "on Friday", a date):
     where the answer to a "when" question usually is, in a dated entry."""
-    return _TIME_WORDS.search(fold(text)) is not None
+    return _compiled(_TIME_WORDS).search(fold(text)) is not None

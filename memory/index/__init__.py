@@ -23,20 +23,54 @@ searcher is a :class:`Searcher`, named in :func:`make_index`, that passes
 ``tests/test_backend_conformance.py``.
 """
 
-from memory.index.interface import (
-    Notify,
-    Observer,
-    Progress,
-    RefreshReport,
-    Searcher,
-    SearchIndex,
-    WrittenNote,
-    make_index,
-)
-from memory.index.query import ParsedQuery, parse_query, vagueness
-from memory.index.scope import ScopedIndex
-from memory.index.stored import Found, PartKind, SearchHit, StoredNote, StoredPart
+from __future__ import annotations
+
+import importlib
+
+# The names below are imported on first use (as in memory/__init__.py): a module that needs
+# only :mod:`.words` (the levers' registry, promotion's rules, so `notes --help`) then does
+# not load the interface, the store and the token counter. Not `typing.TYPE_CHECKING`, which
+# costs importing `typing`; type checkers treat this name the same.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memory.index.interface import (
+        Notify,
+        Observer,
+        Progress,
+        RefreshReport,
+        Searcher,
+        SearchIndex,
+        WrittenNote,
+        make_index,
+    )
+    from memory.index.query import ParsedQuery, parse_query, vagueness
+    from memory.index.scope import ScopedIndex
+    from memory.index.stored import Found, PartKind, SearchHit, StoredNote, StoredPart
+
+_HOMES = {
+    "memory.index.interface": ("Notify", "Observer", "Progress", "RefreshReport", "Searcher",
+                               "SearchIndex", "WrittenNote", "make_index"),
+    "memory.index.query": ("ParsedQuery", "parse_query", "vagueness"),
+    "memory.index.scope": ("ScopedIndex",),
+    "memory.index.stored": ("Found", "PartKind", "SearchHit", "StoredNote", "StoredPart"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = ["Found", "Notify", "Observer", "ParsedQuery", "PartKind", "Progress",
            "RefreshReport", "ScopedIndex", "SearchHit", "SearchIndex", "Searcher", "StoredNote",
            "StoredPart", "WrittenNote", "make_index", "parse_query", "vagueness"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memory.index' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -23,9 +23,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from memory.index import Found, ParsedQuery, SearchHit, StoredNote, StoredPart
+from memory.index import SearchHit, StoredNote
 
 if TYPE_CHECKING:
+    from memory.index import Found, ParsedQuery, StoredPart
     from memory.retrieval.blocks import Seen
     from memory.retrieval.filling import Unit
     from memory.retrieval.reader import Reader

@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from memory.index import Found, ParsedQuery, StoredNote
-from memory.retrieval.stages.base import Ask, Stage
+from memory.retrieval.stages.base import Stage
 
 if TYPE_CHECKING:
+    from memory.index import Found, ParsedQuery, StoredNote
     from memory.retrieval.reader import Reader
+    from memory.retrieval.stages.base import Ask
 
 BLOCK_SHARE = 0.5  # the best paragraph's weight beside the note's own score
 BLOCK_POOL = 200  # the store's best paragraphs the notes' best are taken from

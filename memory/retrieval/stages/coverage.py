@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory.retrieval.stages.base import Ask, NoteHits, Stage
+from memory.retrieval.stages.base import Stage
 
 if TYPE_CHECKING:
     from memory.retrieval.reader import Reader
+    from memory.retrieval.stages.base import Ask, NoteHits
     from memory.state.store import LoadedNote
 
 

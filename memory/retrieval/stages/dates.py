@@ -8,14 +8,16 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from memory.index import ParsedQuery, SearchHit, StoredNote
 from memory.index.words import query_words
-from memory.model.timeexpr import TimeRange, dated_inside, find_ranges
+from memory.model.timeexpr import dated_inside, find_ranges
 from memory.retrieval.context import split
-from memory.retrieval.stages.base import Ask, NoteHits, Stage
+from memory.retrieval.stages.base import Stage
 
 if TYPE_CHECKING:
+    from memory.index import ParsedQuery, SearchHit, StoredNote
+    from memory.model.timeexpr import TimeRange
     from memory.retrieval.reader import Reader
+    from memory.retrieval.stages.base import Ask, NoteHits
 
 DATE_SHARE = 0.5  # a note written inside the message's dates scores 1 + this times as much
 DATE_POOL = 200  # sections searched for entries written then

@@ -8,12 +8,12 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from memory.errors import NotesError
-from memory.index import ParsedQuery, SearchHit, StoredPart
 from memory.index.words import query_words, words
 from memory.model.text import split_lines
 from memory.retrieval.stages.base import Stage
 
 if TYPE_CHECKING:
+    from memory.index import ParsedQuery, SearchHit, StoredPart
     from memory.retrieval.reader import Reader
 
 FEEDBACK_DOCS = 10  # paragraphs of the first search the feedback words come from

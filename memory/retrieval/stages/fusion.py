@@ -8,11 +8,11 @@ import dataclasses
 import datetime as dt
 from typing import TYPE_CHECKING
 
-from memory.index import ParsedQuery
 from memory.model.timeexpr import asks_when, dated_inside, find_ranges, mentions_time
 from memory.retrieval.stages.base import Stage
 
 if TYPE_CHECKING:
+    from memory.index import ParsedQuery
     from memory.retrieval.blocks import Seen
     from memory.retrieval.filling import Unit
     from memory.retrieval.reader import Reader

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory.index import SearchHit, StoredPart
 from memory.retrieval.stages.base import Stage
 
 if TYPE_CHECKING:
+    from memory.index import SearchHit, StoredPart
     from memory.retrieval.blocks import Seen
     from memory.retrieval.reader import Reader
 

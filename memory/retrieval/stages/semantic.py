@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from memory.retrieval.stages.base import Ask, NoteHits, Stage
+from memory.retrieval.stages.base import Stage
 
 if TYPE_CHECKING:
     from memory.retrieval.blocks import Read, Seen
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from memory.retrieval.filling import Unit
     from memory.retrieval.reader import Reader
     from memory.retrieval.section_scores import Evidence
+    from memory.retrieval.stages.base import Ask, NoteHits
     from memory.state.store import LoadedNote
 
 

@@ -8,25 +8,26 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from memory.api import Notes
 from memory.errors import NotesError
 from memory.fronts import render
 from memory.fronts.cli import (
     _emit,
-    _LazyNotes,
     _notes,
     cli,
     json_option,
     output_folder,
 )
-from memory.index import RefreshReport
 from memory.services.promote_lines import DEFAULT_RULE, RULES
-from memory.state.safe_files import write_atomic
 from memory.state.storage_errors import make_folder
+
+if TYPE_CHECKING:  # types only: `notes --help` does not load the store (start-up time)
+    from memory.api import Notes
+    from memory.fronts.cli import _LazyNotes
+    from memory.index import RefreshReport
 
 Done = TypeVar("Done")  # what a command with a progress bar returns
 
@@ -324,4 +325,6 @@ def _nightly(ctx: click.Context, build: Callable[[Notes], Any], report_dir: Path
 
 
 def _write_replacing(path: Path, text: str) -> None:
+    from memory.state.safe_files import write_atomic  # here: not loaded by --help (start-up)
+
     write_atomic(path, text if text.endswith("\n") else text + "\n")

@@ -11,7 +11,7 @@ import click
 
 from memory.fronts import render
 from memory.fronts.cli import _emit, _LazyNotes, _notes, cli, json_option, translated
-from memory.fronts.mcp.http_guard import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S
+from memory.fronts.mcp import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S  # not the guard's
 from memory.locate import EXAMPLE_STORE
 
 BUDGET_FILE = Path(__file__).resolve().parent.parent / "mcp" / "tool_budget.json"

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from memory.config import Config
 from memory.errors import ConfigError
+from memory.fronts.mcp import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S
 from memory.state.safe_files import create_new
 
 Scope = MutableMapping[str, Any]
@@ -41,8 +42,6 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 TOKEN_FILE = "http-token"  # in the store's state folder, mode 0600
 MIN_TOKEN_CHARS = 16
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_MAX_SESSIONS = 100
-DEFAULT_SESSION_IDLE_S = 30 * 60
 ENV_TOKEN = "NOTES_HTTP_TOKEN"
 MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
 

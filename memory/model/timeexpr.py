@@ -12,7 +12,6 @@ accent-folded text; anything else is ignored, so a missed expression changes not
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import functools
 import re
@@ -153,8 +152,18 @@ def _longest(found: list[tuple[int, int, TimeRange]]) -> Iterator[tuple[int, int
 
 
 # -- resolvers ----------------------------------------------------------------------------
+def _days_in(year: int, month: int) -> int:
+    """The days of a month (as ``calendar.monthrange``, whose module and its ``locale``
+    would cost every command's start)."""
+    if not 1 <= month <= 12:
+        raise ValueError(f"bad month number {month}; must be 1-12")
+    if month == 12:
+        return 31
+    return (dt.date(year, month + 1, 1) - dt.timedelta(days=1)).day
+
+
 def _month(year: int, month: int) -> tuple[dt.date, dt.date]:
-    return dt.date(year, month, 1), dt.date(year, month, calendar.monthrange(year, month)[1])
+    return dt.date(year, month, 1), dt.date(year, month, _days_in(year, month))
 
 
 def _week_of(day: dt.date) -> tuple[dt.date, dt.date]:
@@ -165,7 +174,7 @@ def _week_of(day: dt.date) -> tuple[dt.date, dt.date]:
 def _shift_months(day: dt.date, months: int) -> dt.date:
     index = day.year * 12 + day.month - 1 - months
     year, month = divmod(index, 12)
-    return dt.date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
+    return dt.date(year, month + 1, min(day.day, _days_in(year, month + 1)))
 
 
 def _past_month(month: int, base: dt.date, year: int | None) -> tuple[dt.date, dt.date]:

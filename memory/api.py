@@ -38,7 +38,6 @@ from memory.index import (
     make_index,
     parse_query,
 )
-from memory.model.results import NoteSummary
 from memory.model.text import split_lines
 from memory.retrieval import answers
 from memory.retrieval.ladder import Ladder, SectionMap, SectionText, Suggestions
@@ -49,6 +48,7 @@ from memory.state.usage import UsageLog
 
 if TYPE_CHECKING:
     from memory.model.note import Section
+    from memory.model.results import NoteSummary
     from memory.retrieval.dense import DenseReader
     from memory.retrieval.recall import Recalled
 
@@ -277,6 +277,8 @@ class Notes(NotesUpkeep):
     def list_notes(self, project: str | None = None) -> list[NoteSummary]:
         """Every note this view sees; ``project``: only that project's (``""``: only the
         notes of no project)."""
+        from memory.model.results import NoteSummary  # `notes list`'s only (start-up time)
+
         self._ladder.freshen()
         with self.scoped():
             stored = self._scope.run_search(lambda searcher: searcher.stored_notes())

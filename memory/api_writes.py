@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 from memory.config import Config
 from memory.errors import EmptyInput, NoteExists, NotesError
 from memory.index import Notify, SearchIndex, WrittenNote
-from memory.model.results import WriteResult
 from memory.model.text import excerpt
 from memory.state.store import LoadedNote, NoteFile, Store, validate_note_id
 from memory.state.tokens import TokenCounter
 
 if TYPE_CHECKING:  # the writes' modules are imported when first used
     from memory.model.note import Note
+    from memory.model.results import WriteResult
     from memory.state.commit import Committer
     from memory.state.integrity import HistoryGuard
     from memory.state.ledger import Ledger
@@ -71,8 +71,8 @@ class NotesWrites:
         if done is None:
             raise NoteExists(f"note {excerpt(note_id)} already exists; use `notes state` "
                              "or `notes log` to change it, or pick another id")
-        return WriteResult(note_id, "state", self.counter.count(text), done.path,
-                           created=True, warnings=done.warnings)
+        return _written(note_id, "state", self.counter.count(text), done.path,
+                        created=True, warnings=done.warnings)
 
     def write_state(self, note: str, body: str, allow_empty: bool = False) -> WriteResult:
         """Replace the state section's body whole (its heading is kept). An empty body is
@@ -91,8 +91,8 @@ class NotesWrites:
         note_id, path, loaded, warnings = self._change(
             note, lambda n: state_replaced(n, new_body(n)))
         state = loaded.note.state
-        return WriteResult(note_id, "state", self.counter.count(state.text if state else ""),
-                           path, warnings=warnings)
+        return _written(note_id, "state", self.counter.count(state.text if state else ""),
+                        path, warnings=warnings)
 
     def append_history(self, note: str, title: str, body: str, date: str | None = None,
                        allow_empty: bool = False) -> WriteResult:
@@ -106,8 +106,8 @@ class NotesWrites:
         note_id, path, loaded, warnings = self._change(
             note, lambda n: entry_added(n, title, body, date))
         entry = loaded.note.entries[-1]
-        return WriteResult(note_id, entry.id, self.counter.count(entry.text), path,
-                           warnings=warnings)
+        return _written(note_id, entry.id, self.counter.count(entry.text), path,
+                        warnings=warnings)
 
     def _change(self, note: str, edit: Callable[[Note], Note | str], merge: bool = True
                 ) -> tuple[str, Path, LoadedNote, tuple[str, ...]]:
@@ -121,8 +121,8 @@ class NotesWrites:
         """Replace the note's text with ``edit(note)``, computed from the note as it is under
         the lock, through the one write path (an import merging a changed source in)."""
         note_id, path, loaded, warnings = self._change(note, edit)
-        return WriteResult(note_id, "note", self.counter.count(loaded.note.text), path,
-                           warnings=warnings)
+        return _written(note_id, "note", self.counter.count(loaded.note.text), path,
+                        warnings=warnings)
 
     def create_note_from_text(self, note: str, text: str) -> WriteResult:
         """Create a note whose whole text is given (`notes init`'s starter, `notes import`);
@@ -131,8 +131,17 @@ class NotesWrites:
         done = self.commits.create(note_id, text)
         if done is None:
             raise NoteExists(f"note {excerpt(note_id)} already exists; pick another id")
-        return WriteResult(note_id, "note", self.counter.count(text), done.path, created=True,
-                           warnings=done.warnings)
+        return _written(note_id, "note", self.counter.count(text), done.path, created=True,
+                        warnings=done.warnings)
+
+
+def _written(note_id: str, section: str, tokens: int, path: Path, created: bool = False,
+             warnings: tuple[str, ...] = ()) -> WriteResult:
+    """A write's result; memory.model.results loads with the first write, not with every
+    command that opens the store (start-up time)."""
+    from memory.model.results import WriteResult
+
+    return WriteResult(note_id, section, tokens, path, created=created, warnings=warnings)
 
 
 class _WriteIndex:

@@ -172,8 +172,10 @@ def test_the_stand_ins_are_gone_after_the_index_is_imported() -> None:
         "import sys\n"
         "import memory.index.whoosh\n"  # imports Whoosh with the stand-ins (index/whoosh/lean)
         "assert 'urllib.request' not in sys.modules and 'cached_property' not in sys.modules\n"
-        "import urllib.request, cached_property, asyncio\n"
+        "assert 'html' not in sys.modules\n"
+        "import urllib.request, cached_property, asyncio, html\n"
         "assert urllib.request.urlopen and cached_property.threaded_cached_property\n"
+        "assert html.unescape('&amp;') == '&'\n"
         "import whoosh.compat, whoosh.reading, functools\n"
         "assert whoosh.reading.cached_property is functools.cached_property\n"
         "print('ok')")], capture_output=True, text=True, timeout=60)

@@ -32,7 +32,7 @@ from ablate_levers import summary
 
 from memory.bench.run import run_bench
 from memory.bench.split import check_half
-from memory.retrieval.levers import DEFAULT, parse_levers
+from memory.retrieval.levers import DEFAULT, NAMES, parse_levers
 
 POLICIES = ("ladder@1", "ladder@2", "ladder-zoom@1", "recall@500", "recall@1000",
             "recall@2000", "recall-flat@1000", "hybrid", "hook", "fragments@2", "fragments@5",
@@ -41,7 +41,9 @@ MAX_COST = 0.005  # a lever may cost a source at most half a point
 MIN_MEAN_LIFT = 0.01  # and must lift the mean over sources by a point
 
 
-ADDED = ("spread", "feedback", "block-route", "across")  # off today: tried on top of the default
+NEEDS_EXTRA = ("semantic",)  # run only with --vectors and the semantic extra
+# off today and needing no extra: each is tried on top of the default
+ADDED = tuple(n for n in NAMES if n not in DEFAULT.on() and n not in NEEDS_EXTRA)
 
 
 def leave_one_out(base: str = "default") -> list[str]:
@@ -81,13 +83,22 @@ def run_all(benches: list[tuple[str, Path]], configs: list[str], half: str | Non
     return out
 
 
+def same_levers(runs: dict[str, Any], config: str) -> dict[str, Any]:
+    """The run of ``config``, or of another config that turns on the same levers
+    (``-replies`` is ``none`` when ``replies`` is the only default lever)."""
+    if config in runs:
+        return dict(runs[config])
+    wanted = parse_levers(config)
+    return next((dict(run) for name, run in runs.items() if parse_levers(name) == wanted), {})
+
+
 def by_source(out: dict[str, Any], config: str) -> dict[str, float | None]:
-    """Each source's best ladder-family margin under ``config``: the mean over its benches
-    (None when a bench has not run it)."""
+    """Each source's best ladder-family margin under ``config`` (or a config with the same
+    levers): the mean over its benches (None when a bench has not run it)."""
     sources: dict[str, list[float | None]] = {}
     for key, runs in out["runs"].items():
         source = key.split("=", 1)[0]
-        margin = runs.get(config, {}).get("best_margin")
+        margin = same_levers(runs, config).get("best_margin")
         sources.setdefault(source, []).append(margin)
     return {s: (statistics.fmean(m for m in ms if m is not None) if all(
         m is not None for m in ms) else None) for s, ms in sources.items()}

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from memory.model.edit import with_entry, with_state
 from memory.model.note import parse_note
+from memory.model.text import _LINE, split_lines
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "notes_example"
 EXAMPLE_FILES = sorted(EXAMPLE.rglob("*.md"))
@@ -136,3 +137,12 @@ def test_generated_notes_keep_every_history_entry(case: tuple[str, int]) -> None
 def test_any_text_parses_without_crashing(text: str) -> None:
     note = parse_note(text)
     assert note.render() == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from("ab \r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029é")))
+def test_lines_split_where_markdown_it_splits_them(text: str) -> None:
+    """``split_lines``' fast path (``str.splitlines`` when the text holds no other break)
+    splits every text as the pattern that follows markdown-it does."""
+    assert split_lines(text) == _LINE.findall(text)
+    assert "".join(split_lines(text)) == text

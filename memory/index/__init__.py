@@ -25,7 +25,7 @@ searcher is a :class:`Searcher`, named in :func:`make_index`, that passes
 
 from __future__ import annotations
 
-import importlib
+from memory.lazy_names import lazy_names
 
 # The names below are imported on first use (as in memory/__init__.py): a module that needs
 # only :mod:`.words` (the levers' registry, promotion's rules, so `notes --help`) then does
@@ -33,8 +33,6 @@ import importlib
 # costs importing `typing`; type checkers treat this name the same.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from memory.index.interface import (
         Notify,
         Observer,
@@ -56,21 +54,10 @@ _HOMES = {
     "memory.index.scope": ("ScopedIndex",),
     "memory.index.stored": ("Found", "PartKind", "SearchHit", "StoredNote", "StoredPart"),
 }
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = ["Found", "Notify", "Observer", "ParsedQuery", "PartKind", "Progress",
            "RefreshReport", "ScopedIndex", "SearchHit", "SearchIndex", "Searcher", "StoredNote",
            "StoredPart", "WrittenNote", "make_index", "parse_query", "vagueness"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memory.index' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

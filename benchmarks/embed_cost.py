@@ -3,12 +3,12 @@
 Usage (needs the ``semantic`` extra):
   .venv/bin/python benchmarks/embed_cost.py NOTES_DIR [--tokens 1000000] [--sample 400]
 
-Takes the store's notes in path order until ``--tokens`` tokens (cl100k, as ``notes tokens``
-counts them; the whole store when it is smaller), counts the lines ``notes embed`` would
-embed in them (:func:`memory.retrieval.semantic.note_lines`), embeds an evenly spaced sample
-of those lines with the store's own embedder (the model loaded first, its load timed apart),
-and projects the time and the vectors' size to the lines of ``--tokens`` tokens. Prints one
-JSON object.
+Takes the store's notes in its own order (as ``notes embed`` lists them) until ``--tokens``
+tokens (cl100k, as ``notes tokens`` counts them; the whole store when it is smaller), counts
+the lines ``notes embed`` would embed in them (:func:`memory.retrieval.semantic.note_lines`),
+embeds an evenly spaced sample of those lines with the store's own embedder (the model loaded
+first, its load timed apart), and projects the time and the vectors' size to the lines of
+``--tokens`` tokens. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -27,15 +27,13 @@ from memory.state.store import Store
 from memory.state.tokens import count_exact
 
 
-def store_prefix(notes_dir: Path, tokens: int) -> tuple[list[str], int, int]:
-    """The embedded lines of the notes taken in path order up to ``tokens`` tokens, the
-    tokens and the notes taken."""
+def store_prefix(store: Store, tokens: int) -> tuple[list[str], int, int]:
+    """The embedded lines of the store's notes, read as ``notes embed`` reads them and taken
+    in the store's order up to ``tokens`` tokens; the tokens and the notes taken."""
     lines: list[str] = []
     taken = notes = 0
-    for path in sorted(notes_dir.rglob("*.md")):
-        if any(part.startswith(".") for part in path.relative_to(notes_dir).parts):
-            continue
-        text = path.read_text(encoding="utf-8", errors="replace")
+    for note_id in store.note_ids():
+        text = store.load(note_id).note.text
         taken += count_exact(text)
         lines += note_lines(text)
         notes += 1
@@ -45,11 +43,11 @@ def store_prefix(notes_dir: Path, tokens: int) -> tuple[list[str], int, int]:
 
 
 def measure(notes_dir: Path, tokens: int, sample: int) -> dict[str, Any]:
-    lines, taken, notes = store_prefix(notes_dir, tokens)
-    step = max(1, len(lines) // sample)
-    chosen = lines[::step][:sample]
     with tempfile.TemporaryDirectory(prefix="notes-embed-cost-") as scratch:
         store = Store(load_config(notes_dir, Path(scratch) / "state", env={}))
+        lines, taken, notes = store_prefix(store, tokens)
+        step = max(1, len(lines) // sample)
+        chosen = lines[::step][:sample]
         router = SemanticRouter(store, Path(scratch), notify=lambda _: None)
         started = time.perf_counter()
         router.embed_lines(["load the model"])

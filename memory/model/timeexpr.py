@@ -307,15 +307,16 @@ _RULES: list[tuple[str, _Resolve]] = [
 # The patterns are compiled on first use, not at import: compiling them all costs every
 # command a few milliseconds at start, and most commands never read a time expression.
 @functools.cache
+def _compiled(source: str) -> re.Pattern[str]:
+    return re.compile(source)
+
+
+@functools.cache
 def _rules() -> list[tuple[re.Pattern[str], _Resolve]]:
-    return [(re.compile(source), resolve) for source, resolve in _RULES]
+    return [(_compiled(source), resolve) for source, resolve in _RULES]
 
 
 # -- questions about time, and lines that carry it ---------------------------------------
-@functools.cache
-def _compiled(source: str) -> re.Pattern[str]:
-    """A pattern below, compiled on first use (as :func:`_rules`)."""
-    return re.compile(source)
 
 
 _ASKS_WHEN = (

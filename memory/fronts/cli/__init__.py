@@ -214,14 +214,14 @@ _loaded: set[str] = set()
 
 
 def _load(module: str) -> None:
-    """Import a module of commands; it registers them on `cli` (setup's, through its
-    ``register``)."""
+    """Import a module of commands: importing it registers them on `cli`, or, for a module
+    that does not import `cli` (setup), its ``register(cli)`` does."""
     if module in _loaded:
         return
     _loaded.add(module)
-    loaded = importlib.import_module(f"memory.fronts.cli.{module}")
-    if module == "setup":
-        loaded.register(cli)
+    register = getattr(importlib.import_module(f"memory.fronts.cli.{module}"), "register", None)
+    if register is not None:
+        register(cli)
 
 
 def load_commands() -> NotesGroup:

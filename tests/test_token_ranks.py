@@ -188,3 +188,33 @@ def test_the_table_is_written_from_the_bundled_file(tmp_path: Path) -> None:
             sqlite3.connect(tmp_path / "from-encoding.sqlite") as theirs:
         assert ours.execute(rows).fetchall() == theirs.execute(rows).fetchall()
         assert ours.execute(meta).fetchall() == theirs.execute(meta).fetchall()
+
+
+@pytest.mark.parametrize("with_table", [True, False])
+def test_a_process_counting_much_new_text_loads_the_encoding(
+        table: RankTable, tmp_path: Path, with_table: bool) -> None:
+    """A few long texts are many characters to count piece by piece: past QUICK_CHARS
+    characters the encoding is loaded (a first `notes index` counts every section), from the
+    table as from the bundled file."""
+    import shutil
+
+    if with_table:
+        shutil.copy(table.path, tmp_path / RANKS_FILE)
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from memory.state.tokens import QUICK_CHARS, TokenCounter, count_exact, encoding\n"
+        "counter = TokenCounter(Path(sys.argv[1]) / 'counts.sqlite')\n"
+        "texts = [f'- line {n} of a long section about the eviction policy.\\n' * 60\n"
+        "         for n in range(12)]\n"
+        "first = 0\n"
+        "while first < len(texts) and sum(map(len, texts[:first + 1])) < QUICK_CHARS:\n"
+        "    first += 1\n"
+        "counts = [counter.count(t) for t in texts[:first + 1]]\n"
+        "print(first + 1 < len(texts), encoding.cache_info().currsize)\n"
+        "counts += [counter.count(t) for t in texts[first + 1:]]\n"
+        "print(encoding.cache_info().currsize, counts == [count_exact(t) for t in texts])\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "0", "1", "True"]

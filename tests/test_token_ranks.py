@@ -218,3 +218,24 @@ def test_a_process_counting_much_new_text_loads_the_encoding(
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "0", "1", "True"]
+
+
+def test_an_index_build_counts_with_the_encoding_from_the_start(tmp_path: Path) -> None:
+    """A build that reads more text than the quick counts cover (the example's 62 notes)
+    loads the encoding at its first new count, instead of first counting QUICK_CHARS
+    characters piece by piece (and reading the bundled ranks file) for nothing."""
+    import shutil
+
+    shutil.copytree(EXAMPLE, tmp_path / "notes", ignore=shutil.ignore_patterns(".*"))
+    script = (
+        "import sys\n"
+        "from memory import Notes, load_config\n"
+        "notes = Notes(load_config(sys.argv[1], env={}), notify=lambda _: None)\n"
+        "notes.index.refresh()\n"
+        "print(notes.counter.quick_counted, notes.counter.encoding_loaded(),\n"
+        "      len(notes.list_notes()))\n"
+        "notes.close()\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "notes")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "True", "62"]

@@ -203,6 +203,7 @@ class IndexLifecycle(IndexBackend[H]):
         the notes read, after each commit. Returns the notes (re)indexed."""
         ix = self.open()
         done: list[str] = []
+        self.counter.expect(sum(entry.size for entry in files))
         try:
             with self._writer(ix, folder or self.dir, building, procs) as writer:
                 for note_id in removed:

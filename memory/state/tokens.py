@@ -172,6 +172,18 @@ class TokenCounter:
                 return quick
         return count_exact(text)
 
+    @property
+    def quick_counted(self) -> int:
+        """How many texts this counter counted from cl100k's ranks (not the encoding)."""
+        return QUICK_COUNTS - self._quick_left
+
+    def expect(self, chars: int) -> None:
+        """This process is about to count up to ``chars`` characters of texts (the notes an
+        index build reads): past ``QUICK_CHARS`` the encoding is loaded at the first new
+        count, instead of after that many characters counted piece by piece."""
+        if chars > self._quick_chars:
+            self._quick_chars = 0
+
     def _quick_source(self) -> RankTable | None:
         """What counts a text while the encoding is not loaded: the store's ranks table if
         it is usable, else the bundled ranks file (a store without a table yet); None once

@@ -248,9 +248,10 @@ class Notes(NotesUpkeep):
         self._ladder.freshen()
 
     def keep_token_ranks(self) -> None:
-        """When this process loaded the token encoding, keep the ranks of what it counted,
-        so that the next cold process (a prompt hook) counts them without loading it."""
-        if self.counter.encoding_loaded():
+        """When this process read cl100k's ranks (loaded the token encoding, or read the
+        bundled ranks file), keep them in a table, so that the next cold process (a prompt
+        hook) counts without reading them again."""
+        if self.counter.ranks_read():
             self.counter.save_ranks()
 
     def dense_reader(self) -> DenseReader:

@@ -35,14 +35,18 @@ class NotesUpkeep(NotesWrites):
     _usage: UsageLog | None
 
     # -- maintenance ---------------------------------------------------------------------
-    def refresh_index(self, rebuild: bool = False,
-                      progress: Progress | None = None) -> RefreshReport:
+    def refresh_index(self, rebuild: bool = False, progress: Progress | None = None,
+                      keep_ranks: bool = True) -> RefreshReport:
+        """Bring the index up to date (``rebuild``: build it anew); ``keep_ranks``: also
+        write cl100k's ranks table, what a cold hook counts its lines with (token_ranks),
+        which a store no hook reads (a bench's, in a scratch folder) does without."""
         if rebuild:
             report = self.index.rebuild(progress=progress)
         else:
             self.index.open()
             report = self.index.refresh(progress=progress)
-        self.counter.save_ranks()  # what a cold hook counts its lines with (token_ranks)
+        if keep_ranks:
+            self.counter.save_ranks()
         return report
 
     def embed(self, progress: Progress | None = None) -> Built:

@@ -21,6 +21,7 @@ from memory.bench.run import RunResult, run_bench
 from memory.fronts import render
 from memory.hook.answer import hook_text, topic_words
 from memory.index import parse_query
+from memory.state.token_ranks import RANKS_FILE
 
 NOTES = {
     "infra/redis": """---
@@ -169,6 +170,14 @@ def test_hits_per_policy_are_the_known_ones(tiny_run: RunResult) -> None:
     where = {r.id: r.where for r in tiny_run.results}
     assert where == {"port": "state", "host": "state", "eviction": "history",
                      "rollback": "mixed", "queue": "state"}
+
+
+def test_a_run_writes_no_ranks_table(tiny_run: RunResult, tmp_path: Path) -> None:
+    """A bench's store is read by no prompt hook: its run builds the index but does not keep
+    cl100k's ranks table for one (about 0.2 s of CPU a run)."""
+    state = tmp_path / "run-state"
+    assert (state / "index").is_dir() and (state / "tokens.sqlite").is_file()
+    assert not (state / RANKS_FILE).exists()
 
 
 def test_tokens_are_those_of_the_rendered_texts(tiny_run: RunResult, reference: Notes,

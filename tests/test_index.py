@@ -375,3 +375,28 @@ def test_a_vanished_table_of_contents_is_retried_a_missing_segment_is_not() -> N
     with pytest.raises(FileNotFoundError):
         retrying(gone("_MAIN_8.toc"), attempts=3)
     assert len(calls) == 3
+
+
+@pytest.mark.parametrize("first", ["write", "read"])
+def test_a_write_that_builds_the_index_indexes_its_note_once(tmp_path: Path,
+                                                             first: str) -> None:
+    """A write to a store without an index (`notes init`'s starter note, a log after the
+    index was deleted) builds it from the notes on disk, the one just written among them,
+    and does not index that note a second time: one commit, one segment."""
+    store = tmp_path / "store"
+    (store / "infra").mkdir(parents=True)
+    (store / "infra" / "redis.md").write_text(
+        "# Redis\n\n## Current state\n- eviction is allkeys-lru\n\n## History\n")
+    notes = Notes(load_config(store), notify=lambda _: None)
+    try:
+        if first == "read":  # built by a read, then written: indexed again, on its own
+            assert notes.suggest("eviction").hits
+        notes.append_history("infra/redis", "Quetzalcoatl cache host", "- moved to it")
+        assert [h.note for h in notes.suggest("quetzalcoatl").hits] == ["infra/redis"]
+        assert [h.note for h in notes.suggest("eviction").hits] == ["infra/redis"]
+        tocs = sorted(p.name for p in notes.index.dir.glob("*.toc"))
+        segments = list(notes.index.dir.glob("*.seg"))
+    finally:
+        notes.close()
+    assert tocs == (["_MAIN_1.toc"] if first == "write" else ["_MAIN_2.toc"])
+    assert len(segments) == (1 if first == "write" else 2)

@@ -17,6 +17,8 @@ import pytest
 
 from memory.fronts.cli import COMMAND_MODULES, load_commands
 
+ROOT = Path(__file__).resolve().parent.parent
+
 # Runs `notes ARGS` as the `notes` script does, then writes the names of the loaded modules.
 PROBE = """
 import json, sys
@@ -90,3 +92,18 @@ def test_every_command_is_named_in_the_lazy_map() -> None:
     """`notes X` imports the modules COMMAND_MODULES names for X: the map holds every
     command the modules register, and no other."""
     assert sorted(load_commands().commands) == sorted(COMMAND_MODULES)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--max-sessions", "0"]])
+def test_the_server_script_answers_help_and_usage_errors_without_the_server(
+        args: list[str]) -> None:
+    """`python mcp_server.py --help` (or a usage error) is answered by the command line
+    alone, as `notes serve --help` is: fastmcp is imported only when the server starts."""
+    done = subprocess.run([sys.executable, "-X", "importtime", str(ROOT / "mcp_server.py"),
+                           *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == (0 if args == ["--help"] else 2), done.stderr
+    assert "Usage: mcp_server.py [OPTIONS]" in done.stdout + done.stderr
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines()
+              if line.startswith("import time:")}
+    assert "click" in loaded  # the probe saw the imports
+    assert not loaded & {"fastmcp", "mcp", "memory.fronts.mcp.server", "memory.api"}

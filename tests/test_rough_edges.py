@@ -9,7 +9,6 @@ import asyncio
 import importlib.metadata
 import os
 import queue
-import shutil
 import subprocess
 import sys
 import threading
@@ -21,7 +20,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from test_bench_policies import write_tiny_bench
 
-from conftest import NOTES_BIN
+from conftest import NOTES_BIN, copy_initialised
 
 REDIS = ("---\ntitle: Redis\n---\n# Redis\n\n## Current state\n- eviction is allkeys-lru\n\n"
          "## History\n\n### 2026-11-02 · Eviction policy changed\n- volatile-lru evicted the "
@@ -35,28 +34,11 @@ def notes(*args: str, input: str | None = None, env: dict[str, str] | None = Non
                           text=True, env=full, cwd=cwd, timeout=120)
 
 
-@pytest.fixture(scope="module")
-def fresh_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store as `notes init` leaves it, made once for the module (an init is ~0.3 s of
-    CPU, and it writes no path into the store); tests take copies (``redis_store``). Its
-    home and XDG folders are its own: conftest's ``isolated_env`` does not exist yet at
-    module scope."""
-    base = tmp_path_factory.mktemp("fresh-store")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTES_")}
-    env |= {"HOME": str(base / "home"), **{f"XDG_{kind}_HOME": str(base / kind.lower())
-                                           for kind in ("CACHE", "DATA", "CONFIG", "STATE")}}
-    store = base / "store"
-    made = subprocess.run([str(NOTES_BIN), "init", str(store)], capture_output=True,
-                          text=True, env=env, cwd=base, timeout=120)
-    assert made.returncode == 0, made.stderr
-    return store
-
-
 @pytest.fixture
-def redis_store(tmp_path: Path, fresh_store: Path) -> Path:
-    """A fresh store (a copy of `notes init`'s, every file's mtime kept) holding one note
-    about Redis."""
-    store = shutil.copytree(fresh_store, tmp_path / "redis-store", copy_function=shutil.copy2)
+def redis_store(tmp_path: Path, initialised_store: Path) -> Path:
+    """A fresh store (a copy of the one `notes init` made for the session: conftest's
+    ``initialised_store``) holding one note about Redis."""
+    store = copy_initialised(initialised_store, tmp_path / "redis-store")
     (store / "redis.md").write_text(REDIS)
     return store
 

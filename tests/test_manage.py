@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NOTES_BIN
+from conftest import NOTES_BIN, copy_initialised
 from memory.model.note import parse_note
 
 
@@ -30,9 +30,8 @@ def ok(result: subprocess.CompletedProcess[str]) -> str:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    store = tmp_path / "store"
-    ok(notes("init", str(store), store=store))
+def store(tmp_path: Path, initialised_store: Path) -> Path:
+    store = copy_initialised(initialised_store, tmp_path / "store")  # as `notes init` makes it
     for note, title, state in (("shop/deploy", "Deploys", "Deploys run from the release "
                                 "branch with blue-green switching.\n"),
                                ("people/ana", "Ana", "Ana owns the payment service.\n")):

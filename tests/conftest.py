@@ -49,13 +49,17 @@ def worker_processes() -> Any:
 
 
 @pytest.fixture(autouse=True)
-def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                 tmp_path_factory: pytest.TempPathFactory) -> None:
     """No test sees the user's NOTES_* settings, home, data, config or cache folders: the
     per-user default store, the per-user state folder (install's backups) and Claude Code's
-    files (~/.claude*) are the test's own."""
+    files (~/.claude*) are the test's own. Only matplotlib's font cache (MPLCONFIGDIR, else
+    in the test's cache folder) is kept once per worker: every bench report draws a plot,
+    and a process with an empty cache lists the system's fonts again first (~0.1 s of CPU)."""
     for name in list(os.environ):
         if name.startswith("NOTES_"):
             monkeypatch.delenv(name)
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path_factory.getbasetemp() / "matplotlib"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))

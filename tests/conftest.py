@@ -49,13 +49,17 @@ def worker_processes() -> Any:
 
 
 @pytest.fixture(autouse=True)
-def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                 tmp_path_factory: pytest.TempPathFactory) -> None:
     """No test sees the user's NOTES_* settings, home, data, config or cache folders: the
     per-user default store, the per-user state folder (install's backups) and Claude Code's
-    files (~/.claude*) are the test's own."""
+    files (~/.claude*) are the test's own. Only matplotlib's font cache (MPLCONFIGDIR, else
+    in the test's cache folder) is kept once per worker: every bench report draws a plot,
+    and a process with an empty cache lists the system's fonts again first (~0.1 s of CPU)."""
     for name in list(os.environ):
         if name.startswith("NOTES_"):
             monkeypatch.delenv(name)
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path_factory.getbasetemp() / "matplotlib"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
@@ -158,6 +162,31 @@ def copy_state(store: Path, target: Path) -> Path:
     state folder of their own that is empty."""
     shutil.copytree(store / ".notes", target, copy_function=shutil.copy2, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("index.lock"))
+    return target
+
+
+@pytest.fixture(scope="session")
+def initialised_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store as `notes init` leaves it (its marker, .gitignore, starter note, and a state
+    folder holding the starter note's index), made once per worker by the real command in a
+    HOME and XDG folders of its own (``isolated_env``'s do not exist at session scope). Init
+    writes no path into a store, nor anything outside it, so a copy (``copy_initialised``) is
+    the store a test's own `notes init` would have made, without its ~0.3 s of CPU (most of
+    it loading the cl100k encoding to count the starter note). Tests only copy it."""
+    base = tmp_path_factory.mktemp("initialised")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NOTES_", "XDG_"))}
+    env |= {"HOME": str(base / "home"), **{f"XDG_{kind}_HOME": str(base / kind.lower())
+                                           for kind in ("CACHE", "DATA", "CONFIG", "STATE")}}
+    made = subprocess.run([str(NOTES_BIN), "init", str(base / "notes")], capture_output=True,
+                          text=True, env=env, cwd=base, timeout=120)
+    assert made.returncode == 0, made.stderr
+    return base / "notes"
+
+
+def copy_initialised(initialised_store: Path, target: Path) -> Path:
+    """``target``: a copy of ``initialised_store``, every file's mtime kept (so its index is
+    fresh, as right after the init)."""
+    shutil.copytree(initialised_store, target, copy_function=shutil.copy2)
     return target
 
 

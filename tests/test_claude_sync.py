@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NOTES_BIN
+from conftest import NOTES_BIN, copy_initialised
 from memory.model.note import parse_note
 from memory.services.importer import claude_project_slug
 
@@ -51,7 +51,7 @@ def notes(*args: str, cwd: Path, store: Path, input: str | None = None
 
 
 @pytest.fixture
-def imported(tmp_path: Path) -> tuple[Path, Path, Path]:
+def imported(tmp_path: Path, initialised_store: Path) -> tuple[Path, Path, Path]:
     """A project whose Claude Code memory (MEMORY.md and release.md) was imported."""
     project = tmp_path / "work" / "shop"
     (project / ".git").mkdir(parents=True)
@@ -61,7 +61,7 @@ def imported(tmp_path: Path) -> tuple[Path, Path, Path]:
     (memory / "MEMORY.md").write_text("- [Release train](release.md): freeze dates\n")
     (memory / "release.md").write_text(RELEASE)
     store = tmp_path / "store"
-    assert notes("init", str(store), cwd=tmp_path, store=store).returncode == 0
+    copy_initialised(initialised_store, store)  # as `notes init` makes it (conftest)
     made = notes("import", "--claude", cwd=project, store=store)
     assert made.returncode == 0 and "2 notes created" in made.stdout, made.stdout + made.stderr
     return store, project, memory

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NOTES_BIN
+from conftest import NOTES_BIN, copy_initialised
 from memory.model.compose import keeps_every_line
 from memory.model.note import parse_note
 from memory.services.importer import claude_project_slug
@@ -122,10 +122,10 @@ def imported_notes(store: Path) -> dict[str, tuple[str, str]]:
 
 
 def test_claude_code_memory_comes_in_byte_exact_and_once(
-        claude_project: tuple[Path, list[Path]], tmp_path: Path) -> None:
+        claude_project: tuple[Path, list[Path]], tmp_path: Path,
+        initialised_store: Path) -> None:
     project, sources = claude_project
-    store = tmp_path / "store"
-    assert notes("init", str(store), cwd=tmp_path).returncode == 0
+    store = copy_initialised(initialised_store, tmp_path / "store")  # as `notes init` makes it
     before = snapshot(sources)
     dry = notes("--notes", str(store), "import", "--claude", "--dry-run", cwd=project)
     assert dry.returncode == 0, dry.stderr
@@ -188,7 +188,7 @@ def test_claude_code_memory_comes_in_byte_exact_and_once(
     assert notes("--notes", str(store), "check", cwd=tmp_path).returncode == 0
 
 
-def test_a_markdown_folder_with_files_to_skip(tmp_path: Path) -> None:
+def test_a_markdown_folder_with_files_to_skip(tmp_path: Path, initialised_store: Path) -> None:
     vault = tmp_path / "vault"
     write(vault / "Projects" / "Payments v2.md", "---\ntags: [payments]\naliases: [pagos]\n"
           "---\n# Payments v2\n\nStripe first, Adyen later.\n\n## History\n"
@@ -199,8 +199,7 @@ def test_a_markdown_folder_with_files_to_skip(tmp_path: Path) -> None:
     write(vault / "latin1.md", "caf\xe9 cr\xe8me\n".encode("latin-1"))
     write(vault / "huge.md", "x" * 6000 + "\n")
     write(vault / "empty.md", "\n\n")
-    store = tmp_path / "store"
-    assert notes("init", str(store), cwd=tmp_path).returncode == 0
+    store = copy_initialised(initialised_store, tmp_path / "store")  # as `notes init` makes it
     env = {"NOTES_MAX_NOTE_BYTES": "5000"}
     made = notes("--notes", str(store), "import", str(vault), cwd=tmp_path, env=env)
     assert made.returncode == 0, made.stderr

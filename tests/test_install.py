@@ -8,7 +8,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from conftest import NOTES_BIN
+from conftest import NOTES_BIN, copy_initialised
 
 OTHER_HOOK = {"hooks": [{"type": "command", "command": "echo other", "timeout": 5}]}
 
@@ -195,11 +195,12 @@ def test_backups_never_replace_one_another(store_dir: Path, tmp_path: Path) -> N
                if b.read_text() != "older backup")  # numbered: the plain names were taken
 
 
-def test_a_store_inside_the_project_survives_a_clone(tmp_path: Path) -> None:
+def test_a_store_inside_the_project_survives_a_clone(tmp_path: Path,
+                                                     initialised_store: Path) -> None:
     home, project = tmp_path / "home", tmp_path / "project"
     (project / ".git").mkdir(parents=True)
     home.mkdir()
-    assert notes_cmd("init", "notes", home=home, cwd=project).returncode == 0
+    copy_initialised(initialised_store, project / "notes")  # as `notes init notes` makes it
     (project / "notes" / "redis.md").write_text(
         "---\ntitle: Redis\n---\n# Redis\n\n## Current state\n- eviction is allkeys-lru\n")
     made = notes_cmd("install", "claude-code", home=home, cwd=project)
@@ -242,13 +243,14 @@ def test_install_without_a_store_uses_your_default_never_the_example(tmp_path: P
     assert (default / ".notes.toml").is_file()
 
 
-def test_a_user_scope_install_never_pins_a_project_store(tmp_path: Path) -> None:
+def test_a_user_scope_install_never_pins_a_project_store(tmp_path: Path,
+                                                         initialised_store: Path) -> None:
     """Run inside a project that has its own store, `--scope user` names no store: every
     project then finds its nearest store, else the per-user default (made if missing)."""
     home, project = tmp_path / "home", tmp_path / "project"
     (project / ".git").mkdir(parents=True)
     home.mkdir()
-    assert notes_cmd("init", "notes", home=home, cwd=project).returncode == 0
+    copy_initialised(initialised_store, project / "notes")  # as `notes init notes` makes it
     made = notes_cmd("install", "claude-code", "--scope", "user", home=home, cwd=project)
     assert made.returncode == 0, made.stderr
     server = json.loads((home / ".claude.json").read_text())["mcpServers"]["notes"]

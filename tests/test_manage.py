@@ -7,21 +7,22 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import NOTES_BIN
+from conftest import NOTES_BIN, copy_initialised
 from memory.model.note import parse_note
 
 
-def notes(*args: str, store: Path, input: str | None = None
-          ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTES_")}
+def notes(*args: str, store: Path, input: str | None = None,
+          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("NOTES_")} | (env or {})
     return subprocess.run([str(NOTES_BIN), "--notes", str(store), *args], cwd=store.parent,
-                          env=env, input=input, capture_output=True, text=True, timeout=120)
+                          env=full, input=input, capture_output=True, text=True, timeout=120)
 
 
 def ok(result: subprocess.CompletedProcess[str]) -> str:
@@ -29,20 +30,35 @@ def ok(result: subprocess.CompletedProcess[str]) -> str:
     return result.stdout
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    store = tmp_path / "store"
-    ok(notes("init", str(store), store=store))
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory, initialised_store: Path) -> Path:
+    """The store every test starts from, made once for the module through the real CLI
+    (eight commands, ~1.5 s of CPU): two notes with a state and an entry each, a suggest and
+    a read in the usage log. Its notes record the folder it was made from as their project;
+    the tests' copies sit in that same folder (``store``), so their commands run from the
+    notes' project as the store's maker's did. Its home and XDG folders are its own
+    (conftest's ``isolated_env`` does not exist yet at module scope)."""
+    folder = tmp_path_factory.mktemp("manage")
+    env = {"HOME": str(folder / "home"), **{f"XDG_{kind}_HOME": str(folder / kind.lower())
+                                            for kind in ("CACHE", "DATA", "CONFIG", "STATE")}}
+    store = copy_initialised(initialised_store, folder / "made")  # as `notes init` makes it
     for note, title, state in (("shop/deploy", "Deploys", "Deploys run from the release "
                                 "branch with blue-green switching.\n"),
                                ("people/ana", "Ana", "Ana owns the payment service.\n")):
-        ok(notes("new", note, "--title", title, store=store))
-        ok(notes("state", note, store=store, input=state))
+        ok(notes("new", note, "--title", title, store=store, env=env))
+        ok(notes("state", note, store=store, input=state, env=env))
         ok(notes("log", note, "--title", "First entry", "--date", "2026-03-01", store=store,
-                 input=f"Started {note}.\n"))
-    ok(notes("suggest", "blue-green deploys", store=store))
-    ok(notes("read", "shop/deploy", "state", store=store))
+                 input=f"Started {note}.\n", env=env))
+    ok(notes("suggest", "blue-green deploys", store=store, env=env))
+    ok(notes("read", "shop/deploy", "state", store=store, env=env))
     return store
+
+
+@pytest.fixture
+def store(made: Path, request: pytest.FixtureRequest) -> Path:
+    """A copy of ``made`` of this test's own (every file's mtime kept, so its index is
+    fresh), beside it."""
+    return shutil.copytree(made, made.parent / request.node.name, copy_function=shutil.copy2)
 
 
 def suggested(store: Path, query: str) -> list[str]:

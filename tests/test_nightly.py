@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NOTES_BIN
+from conftest import NOTES_BIN, copy_initialised
 from memory.services.nightly import cron_command, exec_start, unit_name
 
 FAKE_CRONTAB = """#!/bin/sh
@@ -35,10 +35,11 @@ USER_CRONTAB = "MAILTO=me@example.org\n# my backups\n0 2 * * * /usr/local/bin/ba
 
 
 class Machine:
-    """A scratch user: HOME, XDG folders, the stand-ins, a store made by `notes init`."""
+    """A scratch user: HOME, XDG folders, the stand-ins, stores as `notes init` makes them
+    (copies of ``template``, conftest's ``initialised_store``)."""
 
-    def __init__(self, root: Path, systemd: bool) -> None:
-        self.root, self.home = root, root / "home"
+    def __init__(self, root: Path, systemd: bool, template: Path) -> None:
+        self.root, self.home, self.template = root, root / "home", template
         self.home.mkdir(parents=True)
         self.table, self.calls = root / "crontab.txt", root / "systemctl.calls"
         tools = root / "tools"
@@ -64,10 +65,9 @@ class Machine:
                               env=self.env | (env or {}), cwd=self.root, timeout=120)
 
     def make_store(self, path: Path | None = None) -> Path:
-        store = path or self.store
-        made = self.notes("init", str(store))
-        assert made.returncode == 0, made.stderr
-        return store
+        """A store as `notes init` leaves it: a copy of the session's (init writes no path
+        into a store, nor anything into HOME or the XDG folders)."""
+        return copy_initialised(self.template, path or self.store)
 
     def status(self, store: Path) -> dict[str, object]:
         shown = self.notes("--notes", str(store), "status", "--json")
@@ -84,8 +84,8 @@ class Machine:
 
 
 @pytest.fixture
-def cron_machine(tmp_path: Path) -> Machine:
-    machine = Machine(tmp_path, systemd=False)
+def cron_machine(tmp_path: Path, initialised_store: Path) -> Machine:
+    machine = Machine(tmp_path, systemd=False, template=initialised_store)
     machine.table.write_text(USER_CRONTAB)
     machine.make_store()
     return machine
@@ -163,8 +163,8 @@ def test_installing_twice_leaves_one_and_each_store_its_own(cron_machine: Machin
     assert again.returncode == 0 and "nothing to do" in again.stdout
 
 
-def test_no_crontab_before_and_none_after(tmp_path: Path) -> None:
-    machine = Machine(tmp_path, systemd=False)
+def test_no_crontab_before_and_none_after(tmp_path: Path, initialised_store: Path) -> None:
+    machine = Machine(tmp_path, systemd=False, template=initialised_store)
     machine.make_store()
     assert machine.notes("--notes", str(machine.store), "install", "nightly").returncode == 0
     assert machine.table.read_text().count("promote --nightly") == 1
@@ -172,8 +172,8 @@ def test_no_crontab_before_and_none_after(tmp_path: Path) -> None:
     assert not machine.table.exists()  # `crontab -r`: as it was, no table at all
 
 
-def test_systemd_install_run_status_uninstall(tmp_path: Path) -> None:
-    machine = Machine(tmp_path, systemd=True)
+def test_systemd_install_run_status_uninstall(tmp_path: Path, initialised_store: Path) -> None:
+    machine = Machine(tmp_path, systemd=True, template=initialised_store)
     machine.make_store()
     machine.units.mkdir(parents=True)
     (machine.units / "mine.timer").write_text("[Timer]\nOnCalendar=daily\n")
@@ -207,16 +207,16 @@ def test_systemd_install_run_status_uninstall(tmp_path: Path) -> None:
                                               "--user daemon-reload"]
 
 
-def test_systemd_from_nothing_leaves_nothing(tmp_path: Path) -> None:
-    machine = Machine(tmp_path, systemd=True)
+def test_systemd_from_nothing_leaves_nothing(tmp_path: Path, initialised_store: Path) -> None:
+    machine = Machine(tmp_path, systemd=True, template=initialised_store)
     machine.make_store()
     assert machine.notes("--notes", str(machine.store), "install", "nightly").returncode == 0
     assert machine.notes("--notes", str(machine.store), "uninstall", "nightly").returncode == 0
     assert not (machine.root / "config" / "systemd").exists()
 
 
-def test_moving_to_cron_takes_the_timer_away(tmp_path: Path) -> None:
-    machine = Machine(tmp_path, systemd=True)
+def test_moving_to_cron_takes_the_timer_away(tmp_path: Path, initialised_store: Path) -> None:
+    machine = Machine(tmp_path, systemd=True, template=initialised_store)
     machine.make_store()
     assert machine.notes("--notes", str(machine.store), "install", "nightly").returncode == 0
     moved = machine.notes("--notes", str(machine.store), "install", "nightly", "--scheduler",
@@ -230,8 +230,9 @@ def test_moving_to_cron_takes_the_timer_away(tmp_path: Path) -> None:
     assert back.returncode == 0 and not machine.table.exists()  # and back: cron emptied
 
 
-def test_without_any_scheduler_the_error_names_what_to_install(tmp_path: Path) -> None:
-    machine = Machine(tmp_path, systemd=False)
+def test_without_any_scheduler_the_error_names_what_to_install(tmp_path: Path,
+                                                               initialised_store: Path) -> None:
+    machine = Machine(tmp_path, systemd=False, template=initialised_store)
     machine.make_store()
     empty = tmp_path / "empty-bin"
     empty.mkdir()
@@ -267,8 +268,9 @@ def test_dry_run_changes_nothing(cron_machine: Machine) -> None:
     assert machine.table.read_text() == USER_CRONTAB
 
 
-def test_a_bad_time_is_refused_before_anything_is_made(tmp_path: Path) -> None:
-    machine = Machine(tmp_path, systemd=False)
+def test_a_bad_time_is_refused_before_anything_is_made(tmp_path: Path,
+                                                        initialised_store: Path) -> None:
+    machine = Machine(tmp_path, systemd=False, template=initialised_store)
     result = machine.notes("install", "nightly", "--at", "25:00")
     assert result.returncode == 1 and "give HH:MM" in result.stderr
     assert not (tmp_path / "data").exists() and not machine.table.exists()

@@ -15,7 +15,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import NOTES_BIN
+from conftest import NOTES_BIN, copy_initialised
 from memory.model.note import parse_note
 from memory.project import find_project, normalise_url
 
@@ -82,7 +82,8 @@ ANA_STATE = "- Ana reviews webhook and Redis changes; she prefers short answers.
 
 
 @pytest.fixture(scope="module")
-def two_projects(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+def two_projects(tmp_path_factory: pytest.TempPathFactory,
+                 initialised_store: Path) -> tuple[Path, Path, Path]:
     """A store with a note of project shop (a repository with a remote), a note of project
     blog (a repository without one) and a note of no project, made with `notes new` in each
     folder (and the starter note of `notes init`, of no project). Made once for the module:
@@ -95,7 +96,7 @@ def two_projects(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, 
     shop = git_repo(home / "src" / "shop", "git@github.com:ana/shop.git")
     blog = git_repo(home / "src" / "blog")
     store = base / "store"
-    assert notes("init", str(store), cwd=base, store=store, env=env).returncode == 0
+    copy_initialised(initialised_store, store)  # as `notes init` makes it (conftest)
     for folder, note, title, state, extra in (
             (shop, "shop/payments", "Payment webhooks", SHOP_STATE, ()),
             (blog, "blog/deploy", "Blog deploys", BLOG_STATE, ()),

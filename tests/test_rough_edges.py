@@ -20,7 +20,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from test_bench_policies import write_tiny_bench
 
-from conftest import NOTES_BIN
+from conftest import NOTES_BIN, copy_initialised
 
 REDIS = ("---\ntitle: Redis\n---\n# Redis\n\n## Current state\n- eviction is allkeys-lru\n\n"
          "## History\n\n### 2026-11-02 · Eviction policy changed\n- volatile-lru evicted the "
@@ -35,11 +35,10 @@ def notes(*args: str, input: str | None = None, env: dict[str, str] | None = Non
 
 
 @pytest.fixture
-def redis_store(tmp_path: Path) -> Path:
-    """A fresh store (`notes init`) holding one note about Redis."""
-    store = tmp_path / "redis-store"
-    made = notes("init", str(store))
-    assert made.returncode == 0, made.stderr
+def redis_store(tmp_path: Path, initialised_store: Path) -> Path:
+    """A fresh store (a copy of the one `notes init` made for the session: conftest's
+    ``initialised_store``) holding one note about Redis."""
+    store = copy_initialised(initialised_store, tmp_path / "redis-store")
     (store / "redis.md").write_text(REDIS)
     return store
 

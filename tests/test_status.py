@@ -12,7 +12,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import NOTES_BIN
+from conftest import NOTES_BIN, copy_initialised
 from memory.state.tokens import count_exact
 
 
@@ -27,11 +27,10 @@ def status(cwd: Path, *args: str) -> tuple[int, dict[str, object]]:
     return result.returncode, json.loads(result.stdout)
 
 
-def test_status_json_fields(tmp_path: Path) -> None:
+def test_status_json_fields(tmp_path: Path, initialised_store: Path) -> None:
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
-    assert notes("init", "notes", cwd=project).returncode == 0
-    store = project / "notes"
+    store = copy_initialised(initialised_store, project / "notes")  # as `notes init` makes it
     assert notes("suggest", "history entries", cwd=project).returncode == 0  # index + log
     code, data = status(project)
     assert code == 0, data
@@ -75,15 +74,15 @@ def test_status_json_fields(tmp_path: Path) -> None:
     assert "claude code, project: server in" in text.stdout
 
 
-def test_status_fails_when_something_is_broken(tmp_path: Path) -> None:
+def test_status_fails_when_something_is_broken(tmp_path: Path,
+                                               initialised_store: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     code, data = status(project)
     assert code == 1 and data["ok"] is False
     assert data["store"]["source"] == "default" and data["store"]["exists"] is False
     assert "no store here" in data["problems"][0]["message"]
-    elsewhere = tmp_path / "elsewhere"
-    assert notes("init", str(elsewhere), cwd=tmp_path).returncode == 0
+    elsewhere = copy_initialised(initialised_store, tmp_path / "elsewhere")  # a store
     assert notes("--notes", str(elsewhere), "install", "claude-code", cwd=project
                  ).returncode == 0
     shutil.rmtree(elsewhere)
@@ -96,9 +95,9 @@ def test_status_fails_when_something_is_broken(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow(10)
-async def test_serve_says_which_store_and_when_to_write(tmp_path: Path) -> None:
-    store = tmp_path / "mine"
-    assert notes("init", str(store), cwd=tmp_path).returncode == 0
+async def test_serve_says_which_store_and_when_to_write(tmp_path: Path,
+                                                       initialised_store: Path) -> None:
+    store = copy_initialised(initialised_store, tmp_path / "mine")  # as `notes init` makes it
     env = {k: v for k, v in os.environ.items() if k != "NOTES_DIR"}
     server = StdioServerParameters(command=str(NOTES_BIN), args=["serve"], env=env,
                                    cwd=str(store))

@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from conftest import EXAMPLE, NOTES_BIN, copy_state
+from conftest import EXAMPLE, NOTES_BIN, copy_initialised, copy_state
 
 MARKER = ".notes.toml"
 
@@ -38,12 +38,13 @@ def store_of(data: dict[str, object]) -> tuple[str, str]:
     return str(store["path"]), str(store["source"])
 
 
-def test_resolution_order_flag_env_found_default(tmp_path: Path) -> None:
+def test_resolution_order_flag_env_found_default(tmp_path: Path,
+                                                 initialised_store: Path) -> None:
     work = tmp_path / "work"
     (work / "deep" / "er").mkdir(parents=True)
     flagged, env_store = tmp_path / "flagged", tmp_path / "from-env"
-    for folder in (flagged, env_store):
-        assert notes("init", str(folder), cwd=tmp_path).returncode == 0
+    for folder in (flagged, env_store):  # stores as `notes init` makes them (conftest)
+        copy_initialised(initialised_store, folder)
     # nothing around: the per-user default (created by init with no folder)
     made = notes("init", cwd=work)
     assert made.returncode == 0, made.stderr
@@ -127,9 +128,9 @@ def test_init_keeps_an_existing_gitignore_and_adds_the_state_folder(tmp_path: Pa
     assert (target / "idea.md").read_text() == "# An idea\n\nPlain Markdown.\n"
 
 
-def test_init_refuses_inside_a_store_and_on_other_files(tmp_path: Path) -> None:
-    outer = tmp_path / "outer"
-    assert notes("init", str(outer), cwd=tmp_path).returncode == 0
+def test_init_refuses_inside_a_store_and_on_other_files(tmp_path: Path,
+                                                        initialised_store: Path) -> None:
+    outer = copy_initialised(initialised_store, tmp_path / "outer")  # as `notes init` makes it
     inner = notes("init", str(outer / "inner"), cwd=tmp_path)
     assert inner.returncode == 1 and f"inside the store {outer}" in inner.stderr
     assert "--force" in inner.stderr and not (outer / "inner").exists()

@@ -11,7 +11,8 @@ asking, word by word, which of the hits hold it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
 import tantivy
@@ -20,6 +21,7 @@ from memory.index.documents import KIND_FIELDS, STEM_BOOST, STEM_FIELD
 from memory.index.query import ParsedQuery
 from memory.index.stored import (
     Found,
+    Hit,
     PartKind,
     SearchHit,
     StoredNote,
@@ -71,12 +73,12 @@ class TantivySearcher:
     # -- search ----------------------------------------------------------------------
     def search_notes(self, parsed: ParsedQuery, limit: int | None) -> Found[StoredNote]:
         hits, total = self._search(parsed, "note", limit, None)
-        return [SearchHit(StoredNote.of(f), score, m) for f, score, m in hits], total
+        return [SearchHit(_note(f), score, m) for f, score, m in hits], total
 
     def search_parts(self, parsed: ParsedQuery, kind: PartKind, limit: int | None,
                      note_id: str | None = None) -> Found[StoredPart]:
         hits, total = self._search(parsed, kind, limit, note_id)
-        return [SearchHit(StoredPart.of(f), score, m) for f, score, m in hits], total
+        return [SearchHit(_part(f), score, m) for f, score, m in hits], total
 
     def _search(self, parsed: ParsedQuery, kind: str, limit: int | None,
                 note_id: str | None) -> tuple[list[tuple[dict[str, Any], float,
@@ -98,15 +100,51 @@ class TantivySearcher:
             size = min(2 * size, searcher.num_docs)
             result = searcher.search(query, size, count=True)
             reach = tied_reach([score for score, _ in result.hits], limit)
-        stored = [(score, address, ts.stored_fields(searcher.doc(address)))
+        stored = [(score, address, _stored(bytes(searcher.doc(address).get_first("meta")
+                                                   or b"")))
                   for score, address in result.hits[:reach]]
         matched = _matched_words(searcher, schema, kind, words,
                                  {_key(a): str(f["id"]) for _, a, f in stored})
         order = [w[0] for w in words]
-        hits = [(fields, float(score),
+        hits: list[Hit] = [(fields, float(score),
                  tuple(sorted(matched.get(_key(address), ()), key=order.index)))
                 for score, address, fields in stored]
         return settle_ties(hits, limit), int(result.count or 0)
+
+
+class Stored(dict[str, Any]):
+    """A hit's stored fields (:func:`memory.index.tantivy.schema.stored_fields`), and the
+    note or part they make, made once: a document's fields are read back from its stored
+    bytes, the same bytes give the same fields, and the long questions of a bench find the
+    same few thousand documents again and again. Read only (several hits share it)."""
+
+    __slots__ = ("note", "part")
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        super().__init__(values)
+        self.note: StoredNote | None = None
+        self.part: StoredPart | None = None
+
+
+@lru_cache(maxsize=8192)
+def _stored(raw: bytes) -> Stored:
+    return Stored(ts.stored_values(raw))
+
+
+def _note(fields: dict[str, Any]) -> StoredNote:
+    if not isinstance(fields, Stored):
+        return StoredNote.of(fields)
+    if fields.note is None:
+        fields.note = StoredNote.of(fields)
+    return fields.note
+
+
+def _part(fields: dict[str, Any]) -> StoredPart:
+    if not isinstance(fields, Stored):
+        return StoredPart.of(fields)
+    if fields.part is None:
+        fields.part = StoredPart.of(fields)
+    return fields.part
 
 
 def analyzed_words(parsed: ParsedQuery) -> list[Word]:

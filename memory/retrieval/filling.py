@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from memory.retrieval.answers import recall_label
 from memory.retrieval.zoom import BlockRange, block_ref
@@ -50,11 +51,11 @@ class Unit:
     short: str = ""  # the section's short name (:func:`memory.retrieval.reading.short_ref`)
     of: int = 0  # how many blocks its section has (0: not known)
 
-    @property
+    @cached_property
     def key(self) -> tuple[str, str, int]:
         return self.note, self.section, self.block
 
-    @property
+    @cached_property
     def ref(self) -> str:
         """The section's short name, with the block: ``2026-06-22:b3``."""
         return block_ref(self.short or self.section, self.block)
@@ -118,8 +119,7 @@ def add_to(base: Sequence[Unit], state: Unit | None, ranked: Sequence[Unit], bud
     notes = {u.note for u in picked}
     sections = {(u.note, u.section) for u in picked}
     for rank, unit in enumerate(ranked):
-        if unit.key in keys or (unit.note, unit.section) in whole or \
-                used + unit.tokens > limit:
+        if used + unit.tokens > limit or unit.key in keys or (unit.note, unit.section) in whole:
             continue  # (a block that does not fit alone is not worth counting its label)
         label = _label_cost(unit, notes, sections, count)
         if rank >= TOP_BLOCKS and (unit.note, unit.section) not in sections and \

@@ -100,20 +100,22 @@ def room(budget: int) -> int:
 
 
 def add_to(base: Sequence[Unit], state: Unit | None, ranked: Sequence[Unit], budget: int,
-           count: Counter) -> list[Unit]:
+           count: Counter, grouped: Grouped | None = None) -> list[Unit]:
     """``base`` (what a smaller budget picked) and, greedily by rank, what else fits in
     ``budget``: the state first (replacing the state's blocks in ``base``), then each ranked
     block that fits, except a small one below the ``TOP_BLOCKS`` best that would open a group
     of its own: with fewer than ``LABEL_SHARE`` times its label's tokens, it would be mostly
-    label. Only what this call adds is ever dropped to fit."""
+    label. Only what this call adds is ever dropped to fit. ``grouped``: :func:`groups` with
+    ``count``, kept for the answer's fills (:class:`Grouped`)."""
+    grouped = grouped or Grouped(count)
     picked = list(base)
     limit = room(budget)
     if state is not None and state.key not in {u.key for u in picked}:
         rest = [u for u in picked if (u.note, u.section) != (state.note, state.section)]
-        if _shown_tokens([state, *rest], count) <= limit:
+        if _shown_tokens([state, *rest], grouped) <= limit:
             picked = [state, *rest]
     kept = len(picked)  # what fits already (base fitted a smaller budget): never dropped
-    used = _shown_tokens(picked, count)
+    used = _shown_tokens(picked, grouped)
     whole = {(u.note, u.section) for u in picked if u.block == 0}
     keys = {u.key for u in picked}
     notes = {u.note for u in picked}
@@ -132,7 +134,7 @@ def add_to(base: Sequence[Unit], state: Unit | None, ranked: Sequence[Unit], bud
             notes.add(unit.note)
             sections.add((unit.note, unit.section))
             used += cost
-    while len(picked) > kept and _shown_tokens(picked, count) > limit:
+    while len(picked) > kept and _shown_tokens(picked, grouped) > limit:
         picked.pop()  # labels ran longer than estimated: drop the last block this call added
     return picked
 
@@ -144,8 +146,26 @@ def _label_cost(unit: Unit, notes: set[str], sections: set[tuple[str, str]],
     return count(recall_label(unit.note, unit.ref, unit.date, first=unit.note not in notes))
 
 
-def _shown_tokens(picked: Sequence[Unit], count: Counter) -> int:
-    return sum(g.tokens for g in groups(picked, count))
+def _shown_tokens(picked: Sequence[Unit], grouped: Grouped) -> int:
+    return sum(g.tokens for g in grouped(picked))
+
+
+class Grouped:
+    """:func:`groups` with one counter, each list of picked units grouped once: an answer's
+    fill at a budget starts from what half the budget picked, which that fill grouped to
+    check it fits, and the answer shows the groups its last fill checked."""
+
+    def __init__(self, count: Counter) -> None:
+        self.count = count
+        self._made: dict[tuple[Unit, ...], list[Group]] = {}
+
+    def __call__(self, picked: Sequence[Unit]) -> list[Group]:
+        """The groups of ``picked`` (shared: not to be changed)."""
+        key = tuple(picked)  # units equal in every field group alike
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = groups(picked, self.count)
+        return made
 
 
 def left_over(picked: Sequence[Unit], ranked: Sequence[Unit]) -> list[Unit]:

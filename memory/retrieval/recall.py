@@ -30,10 +30,10 @@ from memory.retrieval.blocks import POOL, Seen, loaded, section_blocks, unit
 from memory.retrieval.filling import (
     Counter,
     Group,
+    Grouped,
     Recalled,
     Unit,
     add_to,
-    groups,
     left_over,
 )
 from memory.retrieval.reader import Reader
@@ -138,12 +138,12 @@ def fill(reader: Reader, gathered: Gathered, budget: int) -> Recalled:
     """The answer within ``budget``, built on the answer within ``budget // 2``
     (:mod:`memory.retrieval.filling`): more budget never shows less."""
     check_budget(budget)
-    count = _counter(reader)
+    grouped = Grouped(_counter(reader))
     state = _state_unit(reader, gathered.top_note)
     spreads = any(stage.spreads(gathered.query)
                   for stage in acting(reader.levers.chosen(), "spreads"))
-    picked, ranked = _picks(gathered, state, budget, count, spreads)
-    shown = groups(picked, count)
+    picked, ranked = _picks(gathered, state, budget, grouped, spreads)
+    shown = grouped(picked)
     left = left_over(picked, ranked)
     nxt = left[0] if left else None
     return Recalled(gathered.query, budget, tuple(shown), sum(g.tokens for g in shown),
@@ -152,18 +152,18 @@ def fill(reader: Reader, gathered: Gathered, budget: int) -> Recalled:
                     nxt.tokens if nxt else 0, f"{nxt.note}#{nxt.ref}" if nxt else None)
 
 
-def _picks(gathered: Gathered, state: Unit | None, budget: int, count: Counter,
+def _picks(gathered: Gathered, state: Unit | None, budget: int, grouped: Grouped,
            spreads: bool) -> tuple[list[Unit], list[Unit]]:
     """What ``budget`` shows, in the order picked, and the ranking it was picked from
     (its second half spread across sections when a ``spreads`` stage asks)."""
     smaller = budget // 2
-    base = _picks(gathered, state, smaller, count, spreads)[0] \
+    base = _picks(gathered, state, smaller, grouped, spreads)[0] \
         if smaller >= MIN_BUDGET else []
     units = list(gathered.units)
     if spreads:
         units = spread(units, budget // 2)
     fits = state is not None and state.tokens <= STATE_SHARE * budget
-    return add_to(base, state if fits else None, units, budget, count), units
+    return add_to(base, state if fits else None, units, budget, grouped.count, grouped), units
 
 
 def _counter(reader: Reader) -> Counter:

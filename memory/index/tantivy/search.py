@@ -105,10 +105,8 @@ class TantivySearcher:
                   for score, address in result.hits[:reach]]
         matched = _matched_words(searcher, schema, kind, words,
                                  {_key(a): str(f["id"]) for _, a, f in stored})
-        order = [w[0] for w in words]
-        hits: list[Hit] = [(fields, float(score),
-                 tuple(sorted(matched.get(_key(address), ()), key=order.index)))
-                for score, address, fields in stored]
+        hits: list[Hit] = [(fields, float(score), tuple(matched.get(_key(address), ())))
+                           for score, address, fields in stored]  # words in query order
         return settle_ties(hits, limit), int(result.count or 0)
 
 

@@ -151,12 +151,20 @@ def analyzed_words(parsed: ParsedQuery) -> list[Word]:
     out: list[Word] = []
     seen: set[str] = set()
     for (word, _exact), weight in parsed.weighted():
-        exact = ts.exact_analyzer().analyze(word)
+        exact, stem = _terms(word)
         if not exact or word in seen:
             continue
         seen.add(word)
-        out.append((word, exact, ts.stem_analyzer().analyze(base_forms(word)) or exact, weight))
+        out.append((word, list(exact), list(stem), weight))
     return out
+
+
+@lru_cache(maxsize=8192)
+def _terms(word: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A word's exact terms, and its stemmed terms (its exact terms when stemming leaves
+    none), by the tantivy analyzers: a word is analyzed once, not at each search."""
+    exact = tuple(ts.exact_analyzer().analyze(word))
+    return exact, tuple(ts.stem_analyzer().analyze(base_forms(word))) or exact
 
 
 def _word_query(schema: Any, kind: str, word: Word, with_boosts: bool = True) -> list[Any]:

@@ -6,7 +6,8 @@ tantivy analyzers (so its terms are the index's) and becomes term queries OR-ed 
 kind's exact fields and its stemmed field, each boosted by the field's boost; context words
 join with their low weight. A note filter is a zero-scored required clause, so it never adds
 to a score; a scope's excluded notes are a must-not clause. Matched words are found by
-asking, word by word, which of the hits hold it.
+asking which of the hits hold each word, twenty words a search (each word's clause scores
+its own bit, :func:`_matched_words`).
 """
 
 from __future__ import annotations

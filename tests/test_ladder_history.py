@@ -168,6 +168,25 @@ def test_recall_fits_the_budget_and_labels_its_evidence(lib: Notes) -> None:
         recall(lib._ladder.reader, "lag", 5)
 
 
+def test_recall_shows_a_note_as_it_is_after_an_edit_under_it(lib: Notes, store: Path) -> None:
+    """recall keeps what it read of a note (its lines, block texts and tokens) for the next
+    questions: an edit made outside the library (lines added above the block, the block's
+    words changed) must show at once, not the kept lines."""
+    question = "causa del lag VACUUM FULL réplica"
+    before = recall(lib._ladder.reader, question, 2000, today=ASKED)
+    assert "lanzado a mano sobre la tabla facturas" in before.note_text
+    path = store / "infra" / "replica.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("# Réplica de base de datos\n", "# Réplica de base de datos\n\n"
+                                 "Nota añadida arriba.\n\nOtra línea más.\n", 1).replace(
+        "lanzado a mano sobre la tabla facturas", "lanzado por un cron sobre la tabla pagos"),
+        encoding="utf-8")
+    after = recall(lib._ladder.reader, question, 2000, today=ASKED)
+    assert "lanzado por un cron sobre la tabla pagos" in after.note_text
+    assert "facturas" not in after.note_text
+    assert after.note_text.count("VACUUM FULL") == before.note_text.count("VACUUM FULL")
+
+
 def test_recall_from_the_cli_and_the_mcp_tool(run_cli: RunCli, store: Path) -> None:
     result = run_cli("recall", "causa del lag VACUUM", "--budget", "200", notes_dir=store)
     assert result.returncode == 0, result.stderr

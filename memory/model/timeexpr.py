@@ -100,6 +100,7 @@ _ISO_HEAD = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?=$|[-:])")
 _BASIC_HEAD = re.compile(r"(#?)(\d{4})(\d{2})(\d{2})(?=$|[-:])")
 
 
+@functools.lru_cache(maxsize=4096)  # recall labels each ranked block at each budget it fills
 def compact_day(ref: str) -> str:
     """A reference that starts with a day, the day written ``20260622`` (ISO 8601's basic
     form: 3 tokens, where ``2026-06-22`` is 6); any other reference as it is."""

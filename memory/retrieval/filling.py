@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from memory.retrieval.answers import recall_label
 from memory.retrieval.zoom import BlockRange, block_ref
@@ -50,11 +51,11 @@ class Unit:
     short: str = ""  # the section's short name (:func:`memory.retrieval.reading.short_ref`)
     of: int = 0  # how many blocks its section has (0: not known)
 
-    @property
+    @cached_property
     def key(self) -> tuple[str, str, int]:
         return self.note, self.section, self.block
 
-    @property
+    @cached_property
     def ref(self) -> str:
         """The section's short name, with the block: ``2026-06-22:b3``."""
         return block_ref(self.short or self.section, self.block)
@@ -99,27 +100,28 @@ def room(budget: int) -> int:
 
 
 def add_to(base: Sequence[Unit], state: Unit | None, ranked: Sequence[Unit], budget: int,
-           count: Counter) -> list[Unit]:
+           count: Counter, grouped: Grouped | None = None) -> list[Unit]:
     """``base`` (what a smaller budget picked) and, greedily by rank, what else fits in
     ``budget``: the state first (replacing the state's blocks in ``base``), then each ranked
     block that fits, except a small one below the ``TOP_BLOCKS`` best that would open a group
     of its own: with fewer than ``LABEL_SHARE`` times its label's tokens, it would be mostly
-    label. Only what this call adds is ever dropped to fit."""
+    label. Only what this call adds is ever dropped to fit. ``grouped``: :func:`groups` with
+    ``count``, kept for the answer's fills (:class:`Grouped`)."""
+    grouped = grouped or Grouped(count)
     picked = list(base)
     limit = room(budget)
     if state is not None and state.key not in {u.key for u in picked}:
         rest = [u for u in picked if (u.note, u.section) != (state.note, state.section)]
-        if _shown_tokens([state, *rest], count) <= limit:
+        if _shown_tokens([state, *rest], grouped) <= limit:
             picked = [state, *rest]
     kept = len(picked)  # what fits already (base fitted a smaller budget): never dropped
-    used = _shown_tokens(picked, count)
+    used = _shown_tokens(picked, grouped)
     whole = {(u.note, u.section) for u in picked if u.block == 0}
     keys = {u.key for u in picked}
     notes = {u.note for u in picked}
     sections = {(u.note, u.section) for u in picked}
     for rank, unit in enumerate(ranked):
-        if unit.key in keys or (unit.note, unit.section) in whole or \
-                used + unit.tokens > limit:
+        if used + unit.tokens > limit or unit.key in keys or (unit.note, unit.section) in whole:
             continue  # (a block that does not fit alone is not worth counting its label)
         label = _label_cost(unit, notes, sections, count)
         if rank >= TOP_BLOCKS and (unit.note, unit.section) not in sections and \
@@ -132,7 +134,7 @@ def add_to(base: Sequence[Unit], state: Unit | None, ranked: Sequence[Unit], bud
             notes.add(unit.note)
             sections.add((unit.note, unit.section))
             used += cost
-    while len(picked) > kept and _shown_tokens(picked, count) > limit:
+    while len(picked) > kept and _shown_tokens(picked, grouped) > limit:
         picked.pop()  # labels ran longer than estimated: drop the last block this call added
     return picked
 
@@ -144,8 +146,26 @@ def _label_cost(unit: Unit, notes: set[str], sections: set[tuple[str, str]],
     return count(recall_label(unit.note, unit.ref, unit.date, first=unit.note not in notes))
 
 
-def _shown_tokens(picked: Sequence[Unit], count: Counter) -> int:
-    return sum(g.tokens for g in groups(picked, count))
+def _shown_tokens(picked: Sequence[Unit], grouped: Grouped) -> int:
+    return sum(g.tokens for g in grouped(picked))
+
+
+class Grouped:
+    """:func:`groups` with one counter, each list of picked units grouped once: an answer's
+    fill at a budget starts from what half the budget picked, which that fill grouped to
+    check it fits, and the answer shows the groups its last fill checked."""
+
+    def __init__(self, count: Counter) -> None:
+        self.count = count
+        self._made: dict[tuple[Unit, ...], list[Group]] = {}
+
+    def __call__(self, picked: Sequence[Unit]) -> list[Group]:
+        """The groups of ``picked`` (shared: not to be changed)."""
+        key = tuple(picked)  # units equal in every field group alike
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = groups(picked, self.count)
+        return made
 
 
 def left_over(picked: Sequence[Unit], ranked: Sequence[Unit]) -> list[Unit]:

@@ -24,6 +24,7 @@ from memory.state.tokens import TokenCounter
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from memory.retrieval.blocks import Reads
     from memory.retrieval.coverage import LineCoverage
     from memory.retrieval.dense import DenseReader
     from memory.retrieval.semantic import SemanticRouter
@@ -48,6 +49,17 @@ class Reader:
         self._router: SemanticRouter | None = None
         self._dense: DenseReader | None = None
         self._coverage: LineCoverage | None = None  # the coverage lever's line terms
+        self._reads: Reads | None = None
+
+    @property
+    def reads(self) -> Reads:
+        """The last notes' reads as ``recall`` ranks their blocks
+        (:mod:`memory.retrieval.blocks`)."""
+        if self._reads is None:
+            from memory.retrieval.blocks import Reads
+
+            self._reads = Reads()
+        return self._reads
 
     def freshen(self) -> None:
         """Bring the index up to date before a search. When it cannot be written (a full

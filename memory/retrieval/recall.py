@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from memory.errors import InvalidArgument, NotesError
@@ -30,10 +30,10 @@ from memory.retrieval.blocks import POOL, Seen, loaded, section_blocks, unit
 from memory.retrieval.filling import (
     Counter,
     Group,
+    Grouped,
     Recalled,
     Unit,
     add_to,
-    groups,
     left_over,
 )
 from memory.retrieval.reader import Reader
@@ -70,11 +70,13 @@ def check_budget(budget: int) -> None:
 @dataclass(frozen=True)
 class Gathered:
     """What one query routes to and matches, before any budget: the top note and the
-    ranked blocks (a bench fills several budgets from one gathering)."""
+    ranked blocks (a bench fills several budgets from one gathering). ``counted``: the
+    token counts its fills took (:func:`_counter`)."""
 
     query: str
     top_note: str | None
     units: tuple[Unit, ...]
+    counted: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
 
 def recall(reader: Reader, query: str, budget: int, context: str | None = None,
@@ -138,12 +140,12 @@ def fill(reader: Reader, gathered: Gathered, budget: int) -> Recalled:
     """The answer within ``budget``, built on the answer within ``budget // 2``
     (:mod:`memory.retrieval.filling`): more budget never shows less."""
     check_budget(budget)
-    count = _counter(reader)
+    grouped = Grouped(_counter(reader, gathered.counted))
     state = _state_unit(reader, gathered.top_note)
     spreads = any(stage.spreads(gathered.query)
                   for stage in acting(reader.levers.chosen(), "spreads"))
-    picked, ranked = _picks(gathered, state, budget, count, spreads)
-    shown = groups(picked, count)
+    picked, ranked = _picks(gathered, state, budget, grouped, spreads)
+    shown = grouped(picked)
     left = left_over(picked, ranked)
     nxt = left[0] if left else None
     return Recalled(gathered.query, budget, tuple(shown), sum(g.tokens for g in shown),
@@ -152,25 +154,26 @@ def fill(reader: Reader, gathered: Gathered, budget: int) -> Recalled:
                     nxt.tokens if nxt else 0, f"{nxt.note}#{nxt.ref}" if nxt else None)
 
 
-def _picks(gathered: Gathered, state: Unit | None, budget: int, count: Counter,
+def _picks(gathered: Gathered, state: Unit | None, budget: int, grouped: Grouped,
            spreads: bool) -> tuple[list[Unit], list[Unit]]:
     """What ``budget`` shows, in the order picked, and the ranking it was picked from
     (its second half spread across sections when a ``spreads`` stage asks)."""
     smaller = budget // 2
-    base = _picks(gathered, state, smaller, count, spreads)[0] \
+    base = _picks(gathered, state, smaller, grouped, spreads)[0] \
         if smaller >= MIN_BUDGET else []
     units = list(gathered.units)
     if spreads:
         units = spread(units, budget // 2)
     fits = state is not None and state.tokens <= STATE_SHARE * budget
-    return add_to(base, state if fits else None, units, budget, count), units
+    return add_to(base, state if fits else None, units, budget, grouped.count, grouped), units
 
 
-def _counter(reader: Reader) -> Counter:
-    """Token counts for one answer, each text counted once: the labels a fill weighs for
-    every ranked block recur at each smaller budget it is built on, and are not kept in the
-    store's token cache (``remember=False``), so each used to be encoded again."""
-    counted: dict[str, int] = {}
+def _counter(reader: Reader, counted: dict[str, int]) -> Counter:
+    """Token counts for one gathering's answers, each text counted once (kept in
+    ``counted``): the labels a fill weighs for every ranked block recur at each smaller
+    budget it is built on, and at each budget a bench fills from the same gathering. They
+    are not kept in the store's token cache (``remember=False``): a count kept here for the
+    gathering saves hashing the text and looking it up there again at every fill."""
 
     def count(text: str) -> int:
         known = counted.get(text)

@@ -133,5 +133,10 @@ def to_document(document: dict[str, Any]) -> Any:
 
 def stored_fields(doc: Any) -> dict[str, Any]:
     raw = doc.get_first("meta")
-    data = json.loads(bytes(raw).decode("utf-8", "surrogatepass")) if raw else {}
+    return stored_values(bytes(raw)) if raw else {}
+
+
+def stored_values(raw: bytes) -> dict[str, Any]:
+    """The stored values a document's ``meta`` bytes hold (none for no bytes)."""
+    data = json.loads(raw.decode("utf-8", "surrogatepass")) if raw else {}
     return data if isinstance(data, dict) else {}

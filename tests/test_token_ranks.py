@@ -26,6 +26,15 @@ ALPHABET = st.sampled_from(list("abcxyzAZéñüß 0123456789\n\r\t  .,;:!?¿'\"-
                               "\n\n", "http://", "1234567", "ção", "—"])
 
 
+def printed(script: str, folder: str, timeout: int = 120) -> list[str]:
+    """What a fresh Python process running ``script`` (with ``folder`` as its argument)
+    prints, word by word; the process must succeed."""
+    done = subprocess.run([sys.executable, "-c", script, folder], capture_output=True,
+                          text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
 @pytest.fixture(scope="module")
 def table(tmp_path_factory: pytest.TempPathFactory) -> RankTable:
     path = tmp_path_factory.mktemp("ranks") / RANKS_FILE
@@ -105,10 +114,7 @@ def test_a_process_counting_many_texts_loads_the_encoding(table: RankTable,
         "print(encoding.cache_info().currsize)\n"
         "from memory.state.tokens import count_exact\n"
         "print(counts == [count_exact(t) for t in texts])\n")
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["0", "1", "True"]
+    assert printed(script, str(tmp_path)) == ["0", "1", "True"]
 
 
 @pytest.fixture(scope="module")
@@ -177,10 +183,7 @@ def test_the_table_is_written_from_the_bundled_file(tmp_path: Path) -> None:
         "counter = TokenCounter(Path(sys.argv[1]) / 'tokens.sqlite')\n"
         "counter.count('- eviction is allkeys-lru')\n"
         "print(counter.ranks_read(), counter.save_ranks(), encoding.cache_info().currsize)\n")
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["True", "True", "0"]
+    assert printed(script, str(tmp_path)) == ["True", "True", "0"]
     assert write_ranks(tmp_path / "from-encoding.sqlite", encoding())
     rows = "SELECT * FROM ranks ORDER BY piece"
     meta = "SELECT key, value FROM meta ORDER BY key"
@@ -214,10 +217,7 @@ def test_a_process_counting_much_new_text_loads_the_encoding(
         "print(first + 1 < len(texts), encoding.cache_info().currsize)\n"
         "counts += [counter.count(t) for t in texts[first + 1:]]\n"
         "print(encoding.cache_info().currsize, counts == [count_exact(t) for t in texts])\n")
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["True", "0", "1", "True"]
+    assert printed(script, str(tmp_path)) == ["True", "0", "1", "True"]
 
 
 def test_an_index_build_counts_with_the_encoding_from_the_start(tmp_path: Path) -> None:
@@ -235,7 +235,4 @@ def test_an_index_build_counts_with_the_encoding_from_the_start(tmp_path: Path) 
         "print(notes.counter.quick_counted, notes.counter.encoding_loaded(),\n"
         "      len(notes.list_notes()))\n"
         "notes.close()\n")
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "notes")],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["0", "True", "62"]
+    assert printed(script, str(tmp_path / "notes"), timeout=300) == ["0", "True", "62"]

@@ -22,9 +22,7 @@ the index alike. The index is above this layer: the caller hands in an :class:`I
 
 from __future__ import annotations
 
-import errno
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +35,7 @@ from memory.state.safe_files import (
     FileChanged,
     Snapshot,
     create_new,
+    move_file,
     open_for_writing_elsewhere,
     replace_if_unchanged,
     settled,
@@ -233,16 +232,9 @@ def _wait_until_closed(path: Path) -> None:
 
 def _move_file(source: Path, target: Path, doing: str, exclusive: bool = False) -> None:
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         if exclusive and (target.exists() or target.is_symlink()):
             raise NoteExists(f"{target} already exists; pick another id")
-        try:
-            os.rename(source, target)
-        except OSError as exc:
-            if exc.errno != errno.EXDEV:  # the state folder on another file system
-                raise
-            shutil.copy2(source, target, follow_symlinks=False)
-            os.unlink(source)
+        move_file(source, target)
     except OSError as exc:
         raise path_error(exc, source, f"cannot {doing}") from exc
 

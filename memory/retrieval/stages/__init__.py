@@ -32,6 +32,7 @@ MODULES = (
     "coverage",
     "across",
     "semantic",
+    "semantic_blocks",
 )
 
 

@@ -35,7 +35,7 @@ from memory.bench.curve import (  # noqa: E402
 DOC = ROOT / "docs" / "benchmarks.md"
 REPORTS = ROOT / "docs" / "reports"
 NONE = "levers-none"  # docs/reports/levers-none/BENCH.json: the same test half, no lever
-AUDITED = ("example-followups", "locomo", "realmem-sample")  # one bench a source, as the audit
+AUDITED = ("example-followups", "locomo", "realmem")  # one bench a source, as the audit
 
 
 def begin(block: str) -> str:
@@ -65,7 +65,7 @@ BENCHES = (
           "Vague follow-ups about the bundled example store, written as follow-ups "
           "([bench-followups.md](bench-followups.md)). The dense curve needs the `semantic` "
           "extra and every note embedded: it is measured here, on LoCoMo per conversation "
-          "and on two RealMem persons' stores."),
+          "and on RealMem (pooled, and two persons' own stores)."),
     Bench("locomo", "LoCoMo", "LoCoMo, a note per conversation",
           "notes bench from-locomo locomo10.json --out locomo",
           "With the dense curve: every turn embedded once (`--vectors` keeps the vectors)."),
@@ -76,19 +76,19 @@ BENCHES = (
     Bench("locomo-sessions-followups", "LoCoMo", "LoCoMo per session, follow-ups",
           "notes bench from-locomo locomo10.json --out locomo-sessions-followups "
           "--note-per-session --follow-ups"),
-    Bench("realmem-sample", "RealMem", "RealMem, every third question of the test half",
-          "notes bench from-realmem RealMem/dataset --out realmem\n"
-          "python benchmarks/sample_bench.py realmem realmem-sample --half test --every 3",
-          "A sample: every third question of the test half in file order "
-          "(`benchmarks/sample_bench.py`), as the lever audit sampled its tuning half; the "
-          "whole test half (729 questions over 2.9 M tokens) takes hours on a 2-core machine."),
+    Bench("realmem", "RealMem", "RealMem, ten persons pooled",
+          "notes bench from-realmem RealMem/dataset --out realmem",
+          "Every question of the test half with an answer line, ten persons' 2,055 sessions "
+          "in one store, each question's own and later sessions left out. With the dense "
+          "curve: the whole store embedded once (2.9 M tokens: about 40 minutes on this "
+          "2-core machine; `--vectors` keeps the vectors)."),
     Bench("realmem-adeleke-okonjo", "RealMem", "RealMem, one person's memory: Adeleke Okonjo",
           "notes bench from-realmem RealMem/dataset --out realmem-adeleke-okonjo "
           "--persona adeleke-okonjo",
           "One person's sessions alone (197 notes), the first two persons in name order: "
-          "small enough to embed every line, so RealMem's dense curve is measured here. A "
-          "store of one person's memory is not the pooled store above (no other person's "
-          "sessions to route past), and 73 questions make a wide interval."),
+          "the per-person option of the bench. A store of one person's memory is not the "
+          "pooled store above (no other person's sessions to route past), and 73 questions "
+          "make a wide interval."),
     Bench("realmem-ethan-hunt", "RealMem", "RealMem, one person's memory: Ethan Hunt",
           "notes bench from-realmem RealMem/dataset --out realmem-ethan-hunt "
           "--persona ethan-hunt",

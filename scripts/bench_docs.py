@@ -222,8 +222,8 @@ def levers_table(reports: Path) -> str:
                     f"{levers} | {_best_text(ours)} | {margin_text(ours['curve_margin'])} | "
                     f"{_best_text(theirs)} | {margin_text(theirs['curve_margin'])} | "
                     f"{margin_text(ours['curve_margin'] - theirs['curve_margin'])} |")
-        dates.add(f"{bare['date'][:10]} at commit `{bare['version']}`")
-    return "\n".join(rows + ["", f"`--levers none` measured {', '.join(sorted(dates))}, with "
+        dates.add(f"{bench.source} {bare['date'][:10]} at commit `{bare['version']}`")
+    return "\n".join(rows + ["", f"`--levers none` measured: {'; '.join(sorted(dates))}; with "
                               "the commands of the tables above and `--levers none`; its "
                               f"reports are in `docs/reports/{NONE}/`."])
 

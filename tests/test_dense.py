@@ -73,6 +73,27 @@ def test_recall_reaches_a_line_that_shares_no_word_with_the_question(tmp_path: P
 
 
 @needs_model
+@pytest.mark.slow(4)
+def test_semantic_blocks_before_the_store_is_embedded_says_so_once(tmp_path: Path) -> None:
+    """NOTES_LEVERS=+semantic-blocks on a store never embedded: recall answers lexically
+    and says once why the blocks stay so, with the command that changes it."""
+    told: list[str] = []
+    path = tmp_path / "people" / "maria.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(NOTE, encoding="utf-8")
+    notes = Notes(dataclasses.replace(load_config(tmp_path), levers="+semantic-blocks"),
+                  notify=told.append)
+    try:
+        first = notes.recall(ASKED, budget=500)
+        notes.recall("Where does Maria work?", budget=500)
+    finally:
+        notes.close()
+    assert first.groups and not any("puppy" in g.text for g in first.groups)
+    about = [t for t in told if "semantic-blocks" in t]
+    assert len(about) == 1 and "notes embed" in about[0], told
+
+
+@needs_model
 @pytest.mark.slow(20)
 def test_the_bench_draws_the_dense_curve_and_every_margin_over_it(tmp_path: Path) -> None:
     bench = write_tiny_bench(tmp_path / "bench")

@@ -68,6 +68,9 @@ class DenseReader:
             return self._kept[loaded.digest]
         vectors = self.router.vectors(loaded.digest)
         if vectors is None:
+            self.router.tell_once("blocks", "notes: semantic-blocks is on but some routed "
+                                  "notes have no vectors yet; their blocks stay lexical "
+                                  "until `notes embed` has embedded the store")
             return None
         found = _block_vectors(loaded, vectors)
         self._kept[loaded.digest] = found

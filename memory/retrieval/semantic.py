@@ -291,6 +291,10 @@ class SemanticRouter:
             return None  # a note changed on disk while it was embedded: route without
         return vectors
 
+    def tell_once(self, key: str, message: str) -> None:
+        """Notify ``message`` the first time ``key`` is told in this process."""
+        self._once(key, message)
+
     def _once(self, key: str, message: str) -> None:
         if key not in self._noted:
             self._noted.add(key)

@@ -122,16 +122,26 @@ def shrink(db: sqlite3.Connection, max_bytes: int) -> None:
         with db:
             db.execute("DELETE FROM calls WHERE id IN (SELECT id FROM calls ORDER BY id "
                        "LIMIT ?)", (drop,))
-    reclaim(db, full=True, truncate=True)
+    reclaim(db, full=True, truncate=True, keep_bytes=max_bytes - wal_bytes(max_bytes))
 
 
-def reclaim(db: sqlite3.Connection, full: bool, truncate: bool) -> None:
+def reclaim(db: sqlite3.Connection, full: bool, truncate: bool,
+            keep_bytes: int | None = None) -> None:
     """Give free pages back to the file system. A file made before auto-vacuum was turned on
-    is rewritten once (``full``); later ones shrink incrementally. The database file shrinks
-    at the next checkpoint: at once with ``truncate`` (which also empties the write-ahead log,
-    waiting up to the busy timeout for readers), else at the next automatic one."""
+    is rewritten once (``full``); later ones shrink incrementally: every free page, or with
+    ``keep_bytes`` only those past that size (the rest are filled by the next rows without
+    growing the file, and a page given back is first written into the write-ahead log: all
+    of them at once made that log as big as the file under a flood of writers). The database
+    file shrinks at the next checkpoint: at once with ``truncate`` (which also empties the
+    write-ahead log, waiting up to the busy timeout for readers), else at the next automatic
+    one."""
     if _pragma(db, "auto_vacuum") == 2:
-        db.executescript("PRAGMA incremental_vacuum")  # execute() would free one page only
+        pages = 0  # every free page
+        if keep_bytes is not None:
+            pages = _pragma(db, "page_count") - keep_bytes // _pragma(db, "page_size")
+        if keep_bytes is None or pages > 0:
+            # executescript: execute() would free one page only
+            db.executescript(f"PRAGMA incremental_vacuum({pages})")
     elif full:
         db.execute("PRAGMA auto_vacuum=INCREMENTAL")
         db.execute("VACUUM")

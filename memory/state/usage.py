@@ -12,7 +12,8 @@ Nothing about the log ever fails the ladder call that logs, nor a reader:
 
 The file is bounded: queries are stored as excerpts (:mod:`memory.state.usage_rows`), rows older
 than the retention are pruned once a day, and past ``max_bytes`` the oldest rows go first and
-the file is shrunk on disk (incremental vacuum, then a truncating checkpoint).
+the file is shrunk on disk to the cap (an incremental vacuum of the pages past it, then a
+truncating checkpoint; the other freed pages take the next rows).
 
 A ``read_section`` row carries the question that led to it: the last query that session asked
 (``suggest`` or ``section_map``), so the promoter can tell distinct questions apart. How a

@@ -110,10 +110,13 @@ def tied_reach(scores: Sequence[float], limit: int | None) -> int:
     return reach
 
 
-Hit: TypeAlias = tuple[dict[str, Any], float, tuple[str, ...]]  # stored fields, score, words
 
 
-def settle_ties(hits: list[Hit], limit: int | None) -> list[Hit]:
+Fields = TypeVar("Fields", bound=Mapping[str, Any])  # a backend's stored fields of a hit
+
+
+def settle_ties(hits: list[tuple[Fields, float, tuple[str, ...]]], limit: int | None
+                ) -> list[tuple[Fields, float, tuple[str, ...]]]:
     """Hits best first with ties in :func:`tie_key` order, cut to ``limit``. Scores are
     rounded to ``SCORE_DIGITS`` decimals first: the same document's BM25 sum can differ in
     its last bits between two builds (a segment without one of the query's terms leaves

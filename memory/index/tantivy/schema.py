@@ -132,8 +132,13 @@ def to_document(document: dict[str, Any]) -> Any:
 
 
 def stored_fields(doc: Any) -> dict[str, Any]:
+    return stored_values(stored_bytes(doc))
+
+
+def stored_bytes(doc: Any) -> bytes:
+    """A document's ``meta`` bytes, where its stored values are (none: empty)."""
     raw = doc.get_first("meta")
-    return stored_values(bytes(raw)) if raw else {}
+    return bytes(raw) if raw else b""
 
 
 def stored_values(raw: bytes) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any
 
 import tantivy
 
@@ -22,7 +22,6 @@ from memory.index.documents import KIND_FIELDS, STEM_BOOST, STEM_FIELD
 from memory.index.query import ParsedQuery
 from memory.index.stored import (
     Found,
-    Hit,
     PartKind,
     SearchHit,
     StoredNote,
@@ -74,16 +73,16 @@ class TantivySearcher:
     # -- search ----------------------------------------------------------------------
     def search_notes(self, parsed: ParsedQuery, limit: int | None) -> Found[StoredNote]:
         hits, total = self._search(parsed, "note", limit, None)
-        return [SearchHit(_made(f).as_note(), score, m) for f, score, m in hits], total
+        return [SearchHit(f.as_note(), score, m) for f, score, m in hits], total
 
     def search_parts(self, parsed: ParsedQuery, kind: PartKind, limit: int | None,
                      note_id: str | None = None) -> Found[StoredPart]:
         hits, total = self._search(parsed, kind, limit, note_id)
-        return [SearchHit(_made(f).as_part(), score, m) for f, score, m in hits], total
+        return [SearchHit(f.as_part(), score, m) for f, score, m in hits], total
 
     def _search(self, parsed: ParsedQuery, kind: str, limit: int | None,
-                note_id: str | None) -> tuple[list[tuple[dict[str, Any], float,
-                                                         tuple[str, ...]]], int]:
+                note_id: str | None) -> tuple[list[tuple[Stored, float, tuple[str, ...]]],
+                                              int]:
         if (not parsed.words and not parsed.context) or note_id in self.excluded:
             return [], 0
         words = analyzed_words(parsed)
@@ -101,13 +100,12 @@ class TantivySearcher:
             size = min(2 * size, searcher.num_docs)
             result = searcher.search(query, size, count=True)
             reach = tied_reach([score for score, _ in result.hits], limit)
-        stored = [(score, address, _stored(bytes(searcher.doc(address).get_first("meta")
-                                                   or b"")))
+        stored = [(score, address, _stored(ts.stored_bytes(searcher.doc(address))))
                   for score, address in result.hits[:reach]]
         matched = _matched_words(searcher, schema, kind, words,
                                  {_key(a): str(f["id"]) for _, a, f in stored})
-        hits: list[Hit] = [(fields, float(score), tuple(matched.get(_key(address), ())))
-                           for score, address, fields in stored]  # words in query order
+        hits = [(fields, float(score), tuple(matched.get(_key(address), ())))
+                for score, address, fields in stored]  # words in query order
         return settle_ties(hits, limit), int(result.count or 0)
 
 
@@ -138,11 +136,6 @@ class Stored(dict[str, Any]):
 @lru_cache(maxsize=8192)
 def _stored(raw: bytes) -> Stored:
     return Stored(ts.stored_values(raw))
-
-
-def _made(fields: dict[str, Any]) -> Stored:
-    """A hit's fields as :meth:`TantivySearcher._search` gives them: made by :func:`_stored`."""
-    return cast(Stored, fields)
 
 
 def analyzed_words(parsed: ParsedQuery) -> list[Word]:

@@ -148,6 +148,12 @@ def temp_beside(path: Path) -> Path:
         remove_stale_temp_files(path)
     except OSError as exc:
         raise storage_error(exc, f"write {path}") from exc
+    return _temp_name(path)
+
+
+def _temp_name(path: Path) -> Path:
+    """This process's temporary name beside ``path`` (what :func:`remove_stale_temp_files`
+    recognises once the process is gone)."""
     return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
@@ -156,11 +162,7 @@ def finish_atomic(tmp: Path, path: Path, durable: bool = True) -> None:
     fsynced (``durable=False``: neither fsync); ``tmp`` is gone afterwards either way."""
     if durable:
         try:
-            fd = os.open(tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_file(tmp)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
             raise storage_error(exc, f"write {path}") from exc
@@ -200,15 +202,11 @@ def move_file(source: Path, target: Path) -> None:
 def _copy_in(source: Path, target: Path) -> None:
     """``source`` copied to ``target`` whole (a symbolic link as a link): the copy fsynced
     under a temporary name, renamed into place, the folder fsynced."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp = _temp_name(target)
     try:
         shutil.copy2(source, tmp, follow_symlinks=False)
         if not tmp.is_symlink():
-            fd = os.open(tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_file(tmp)
         os.rename(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
@@ -355,6 +353,15 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def fsync_file(path: Path) -> None:
+    """Flush ``path``'s data to the disk (OSError as the call raised it)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def fsync_folder(folder: Path) -> None:

@@ -185,7 +185,7 @@ class SemanticRouter:
         except StorageError as exc:
             with self._cache_lock:
                 self._memory[digest] = vectors  # this process still routes with them
-            self._once("unwritable", f"notes: cannot keep the semantic vectors in "
+            self.tell_once("unwritable", f"notes: cannot keep the semantic vectors in "
                        f"{self.folder} ({exc}); they last for this process only")
 
     def embed_note(self, loaded: LoadedNote) -> int:
@@ -280,7 +280,7 @@ class SemanticRouter:
             except NotesError:
                 return None  # gone or broken since the index saw it: route without
         if sum(len(note_lines(n.note.text)) for n in loaded) > INLINE_LINES:
-            self._once("build", f"notes: semantic routing is on but {len(missing)} of the "
+            self.tell_once("build", f"notes: semantic routing is on but {len(missing)} of the "
                        f"best notes have no vectors yet; routing without them until `notes "
                        f"embed` has embedded the store")
             return None
@@ -293,9 +293,6 @@ class SemanticRouter:
 
     def tell_once(self, key: str, message: str) -> None:
         """Notify ``message`` the first time ``key`` is told in this process."""
-        self._once(key, message)
-
-    def _once(self, key: str, message: str) -> None:
         if key not in self._noted:
             self._noted.add(key)
             self.notify(message)

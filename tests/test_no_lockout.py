@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
-import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from conftest import RunCli
 from memory import Notes, load_config
 from memory.errors import NoteBusy, NoteFormatError
 from memory.model.note import parse_note
+from stand_ins import stand_in
 
 
 def _aged(path: Path, seconds: float = 30.0) -> None:
@@ -97,7 +97,6 @@ def test_history_inside_the_state_is_reported_and_a_state_write_refused(
 
 # -- item 2: never record a half-written entry ---------------------------------------------
 PART_WRITER = r"""
-import os, sys, time
 path, first, rest, keep_open = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode(), sys.argv[4]
 handle = open(path, "r+b")
 handle.truncate(0)
@@ -106,7 +105,7 @@ handle.flush()
 if keep_open != "1":
     handle.close()
 print("first part", flush=True)
-sys.stdin.readline()
+stop.wait()
 if keep_open != "1":
     handle = open(path, "ab")
 handle.write(rest)
@@ -123,19 +122,16 @@ def test_a_two_part_save_is_never_recorded_half_written(
     assert run_cli("--notes", str(empty_store), "check").returncode == 0
     finished = NOTE + "\n### 2026-12-05 · later\nfirst line\nsecond line\n"
     first = NOTE + "\n" + cut
-    editor = subprocess.Popen([sys.executable, "-c", PART_WRITER, str(path), first,
-                               finished[len(first):], keep_open], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    assert editor.stdout is not None and editor.stdout.readline().strip() == "first part"
-    # read at once, in this process: a file closed between its parts looks mid-save only
-    # while it changed less than SETTLE_S ago (a CLI started on a loaded machine may be later)
-    reader = Notes(load_config(empty_store), notify=lambda _: None)
-    try:
-        reader.suggest("later")
-        reader.check()
-    finally:
-        reader.close()
-    editor.communicate("go\n", timeout=30)
+    with stand_in(PART_WRITER, str(path), first, finished[len(first):], keep_open,
+                  ready="first part"):
+        # read at once, in this process: a file closed between its parts looks mid-save
+        # only while it changed less than SETTLE_S ago (a CLI on a loaded machine may be later)
+        reader = Notes(load_config(empty_store), notify=lambda _: None)
+        try:
+            reader.suggest("later")
+            reader.check()
+        finally:
+            reader.close()
     assert path.read_text() == finished
     assert [e for e, _ in _recorded(empty_store, "a")] == ["2026-11-01-first",
                                                             "2026-11-02-second"]
@@ -275,16 +271,17 @@ def test_a_hand_fix_of_an_old_entry_is_kept_and_never_blocks(run_cli: RunCli,
 
 
 KEEP_CHANGING = r"""
-import sys, time
-path, text, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
-end = time.monotonic() + seconds
+path, text, last = sys.argv[1], sys.argv[2], sys.argv[3:]
 print("changing", flush=True)
 n = 0
-while time.monotonic() < end:
+while not stop.is_set():
     with open(path, "w") as handle:
         handle.write(text[: len(text) - (n % 3)])
     n += 1
-    time.sleep(0.1)
+    stop.wait(0.1)
+if last:  # the save's end
+    with open(path, "w") as handle:
+        handle.write(last[0])
 """
 
 
@@ -294,15 +291,11 @@ def test_a_write_waits_for_a_file_mid_save_then_says_so(notes: Notes) -> None:
     path = notes.store.path_for("m")
     whole = path.read_text()
     damaged = whole[whole.index("## History"):]  # header and state gone
-    editor = subprocess.Popen([sys.executable, "-c", KEEP_CHANGING, str(path), damaged, "6"],
-                              stdout=subprocess.PIPE, text=True)
-    assert editor.stdout is not None and editor.stdout.readline().strip() == "changing"
-    started = time.monotonic()
-    with pytest.raises(NoteBusy, match=r"m\.md is being saved.*nothing was written"):
-        notes.append_history("m", "during", "x")
-    assert 2.0 < time.monotonic() - started < 6.0
-    editor.wait(timeout=30)
-    editor.stdout.close()
+    with stand_in(KEEP_CHANGING, str(path), damaged, ready="changing"):
+        started = time.monotonic()
+        with pytest.raises(NoteBusy, match=r"m\.md is being saved.*nothing was written"):
+            notes.append_history("m", "during", "x")
+        assert time.monotonic() - started > 2.0  # it waited for the save to end
     assert "during" not in path.read_text()
 
 
@@ -311,12 +304,15 @@ def test_a_half_saved_file_finished_within_the_wait_is_written_on(notes: Notes) 
     notes.append_history("m", "first", "one", "2026-11-01")
     path = notes.store.path_for("m")
     whole = path.read_text()
-    path.write_text(whole[:whole.index("## History")])
-    finisher = subprocess.Popen([sys.executable, "-c", "import sys, time; time.sleep(0.5); "
-                                 "open(sys.argv[1], 'w').write(sys.argv[2])", str(path),
-                                 whole])
-    notes.append_history("m", "after", "y", "2026-11-02")
-    finisher.wait(timeout=30)
+    with stand_in(KEEP_CHANGING, str(path), whole[:whole.index("## History")], whole,
+                  ready="changing") as editor:
+        assert editor.stdin is not None
+        finish = threading.Timer(0.5, editor.stdin.close)  # the save ends during the wait
+        finish.start()
+        try:
+            notes.append_history("m", "after", "y", "2026-11-02")
+        finally:
+            finish.join()
     assert [e.title for e in parse_note(path.read_text()).entries] == ["first", "after"]
 
 
@@ -358,10 +354,9 @@ def test_a_link_inside_the_store_is_written_through(run_cli: RunCli, store_dir: 
 
 # -- item 8 (restore's part): an editor holding the note open --------------------------------
 HOLDER = r"""
-import sys, time
 handle = open(sys.argv[1], "r+b")
 print("open", flush=True)
-time.sleep(float(sys.argv[2]))
+stop.wait()
 handle.close()
 """
 
@@ -373,12 +368,8 @@ def test_restore_while_an_editor_holds_the_note_open_says_so(run_cli: RunCli,
     path = store_dir / "infra/redis.md"
     _write(path, path.read_text().replace("## History\n", "## History\n\n### 2020-01-01 · "
                                           "inserted\nby hand\n", 1))
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), "6"],
-                              stdout=subprocess.PIPE, text=True)
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
-    result = run_cli(*store, "check", "--restore", "--note", "infra/redis")
-    holder.wait(timeout=30)
-    holder.stdout.close()
+    with stand_in(HOLDER, str(path), ready="open"):
+        result = run_cli(*store, "check", "--restore", "--note", "infra/redis")
     assert result.returncode == 1 and result.stderr.startswith("Error: ")
     assert "Traceback" not in result.stderr and "nothing was written" in result.stderr
     assert not (store_dir / ".notes" / "taken-out").exists()

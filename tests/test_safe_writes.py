@@ -5,9 +5,8 @@ Each test is a repro found by outside testing: it failed on the code before the 
 
 from __future__ import annotations
 
+import contextlib
 import os
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,6 +21,7 @@ from memory.errors import NoteBusy, NoteFormatError, NoteLostContent
 from memory.fronts.mcp.server import create_server
 from memory.model.note import parse_note
 from reliability import Figures
+from stand_ins import stand_in
 
 
 def _made(run_cli: RunCli, note: str = "a") -> None:
@@ -33,24 +33,16 @@ def _made(run_cli: RunCli, note: str = "a") -> None:
 
 # -- item 1: a note half-written by an editor ------------------------------------------
 EDITOR = """
-import sys, time
-path, pause = sys.argv[1], float(sys.argv[2])
+path = sys.argv[1]
 with open(path, "r+b") as handle:
     buffer = handle.read()
     handle.seek(0)
     handle.truncate()
     handle.flush()
     print("truncated", flush=True)
-    time.sleep(pause)
+    stop.wait()
     handle.write(buffer + b"### 2026-11-02 \\xc2\\xb7 by the editor\\nwritten by hand\\n")
 """
-
-
-def _editor(path: Path, pause: float) -> subprocess.Popen[str]:
-    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(path), str(pause)],
-                              stdout=subprocess.PIPE, text=True)
-    assert editor.stdout is not None and editor.stdout.readline().strip() == "truncated"
-    return editor
 
 
 def test_log_refuses_a_note_an_editor_has_truncated_and_is_writing(
@@ -59,10 +51,8 @@ def test_log_refuses_a_note_an_editor_has_truncated_and_is_writing(
     _made(run_cli)
     path = store_dir / "a.md"
     before = path.read_bytes()
-    editor = _editor(path, 3.0)
-    result = run_cli("log", "a", "--title", "during", input="x\n")
-    editor.wait(timeout=30)
-    editor.stdout.close()  # type: ignore[union-attr]
+    with stand_in(EDITOR, str(path), ready="truncated"):  # until the log is done
+        result = run_cli("log", "a", "--title", "during", input="x\n")
     assert result.returncode == 1, result.stdout
     assert result.stderr.startswith("Error: ") and "nothing was written" in result.stderr
     after = path.read_bytes()
@@ -74,16 +64,14 @@ def test_log_refuses_a_note_an_editor_has_truncated_and_is_writing(
 
 
 REWRITER = r"""
-import sys, time
-path, text, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
-end = time.monotonic() + seconds
+path, text = sys.argv[1], sys.argv[2]
 print("changing", flush=True)
 n = 0
-while time.monotonic() < end:
+while not stop.is_set():
     with open(path, "w") as handle:
         handle.write(text + " " * (n % 2))
     n += 1
-    time.sleep(0.1)
+    stop.wait(0.1)
 """
 
 
@@ -100,22 +88,15 @@ def test_a_write_waits_for_a_note_that_lost_its_header_state_or_entries_while_it
         "c": (whole[:history_at], "History"),                    # the history section gone
         "d": (whole[:whole.index("-11-01 ·")], "heading"),   # cut inside the last heading
     }
-    rewriters = []
-    for note, (damaged, _) in cases.items():
-        path = store_dir / f"{note}.md"
-        assert path.read_text() == whole  # the notes are alike but for their file name
-        rewriter = subprocess.Popen([sys.executable, "-c", REWRITER, str(path), damaged, "5"],
-                                    stdout=subprocess.PIPE, text=True)
-        assert rewriter.stdout is not None and rewriter.stdout.readline() == "changing\n"
-        rewriters.append(rewriter)
-    with ThreadPoolExecutor(len(cases)) as pool:
-        results = dict(zip(cases, pool.map(
-            lambda note: run_cli_process("log", note, "--title", "more", input="more\n"),
-            cases), strict=True))
-    for rewriter in rewriters:
-        rewriter.wait(timeout=30)
-        assert rewriter.stdout is not None
-        rewriter.stdout.close()
+    with contextlib.ExitStack() as rewriters:  # each rewrites its note until the logs end
+        for note, (damaged, _) in cases.items():
+            path = store_dir / f"{note}.md"
+            assert path.read_text() == whole  # the notes are alike but for their file name
+            rewriters.enter_context(stand_in(REWRITER, str(path), damaged, ready="changing"))
+        with ThreadPoolExecutor(len(cases)) as pool:
+            results = dict(zip(cases, pool.map(
+                lambda note: run_cli_process("log", note, "--title", "more", input="more\n"),
+                cases), strict=True))
     for note, (_, lost) in cases.items():
         result = results[note]
         assert result.returncode == 1, (lost, result.stdout)
@@ -177,17 +158,10 @@ def test_a_rename_save_between_read_and_rename_is_never_overwritten(notes: Notes
 def test_a_note_open_for_writing_is_waited_for_then_refused(notes: Notes) -> None:
     notes.create_note("c", "C")
     path = notes.store.path_for("c")
-    holder = subprocess.Popen([sys.executable, "-c", "import sys,time\n"
-                               f"f = open({str(path)!r}, 'a')\nprint('open', flush=True)\n"
-                               "time.sleep(60)"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+    holder = "handle = open(sys.argv[1], 'a')\nprint('open', flush=True)\nstop.wait()\n"
+    with stand_in(holder, str(path), ready="open"):
         with pytest.raises(NoteBusy, match="open for writing"):
             notes.append_history("c", "x", "y")
-    finally:
-        holder.kill()
-        holder.wait()
-        holder.stdout.close()  # type: ignore[union-attr]
     notes.append_history("c", "x", "y")
 
 

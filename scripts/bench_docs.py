@@ -28,6 +28,7 @@ from memory.bench.curve import (  # noqa: E402
     FRAGMENTS,
     backend_of,
     best_of_family,
+    curve_margins,
     is_fragments,
     margin_text,
 )
@@ -155,6 +156,27 @@ def routing_line(routing: dict[str, Any]) -> str:
     return line + "."
 
 
+def gold_split_line(by_gold: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """The best ladder-family policy and its margin over the fragments curve for the
+    questions answered by one note and for those whose answer lines span several, each
+    against the curve of the same questions; empty when the bench has one kind only."""
+    groups = {kind: policies for kind, policies in by_gold.items()
+              if any(f["questions"] for f in policies.values())}
+    if len(groups) < 2:
+        return ""
+    parts = []
+    for kind, policies in groups.items():
+        margins = curve_margins(policies)
+        best = best_of_family({name: {**f, **margins[name]} for name, f in policies.items()})
+        questions = max(f["questions"] for f in policies.values())
+        parts.append(f"{kind} ({questions:,} questions): " + (
+            f"{best['policy']} {pct(best['hit_rate'])} at {best['mean_tokens']:,.0f} tokens, "
+            f"{margin_text(best['curve_margin'])} over fragments" if best else "no curve"))
+    return ("By the number of gold notes (a hit needs every answer line, so an answer that "
+            "spans several notes needs them all read), the best ladder-family policy "
+            "against the curve of the same questions: " + "; ".join(parts) + ".")
+
+
 def caption(data: dict[str, Any]) -> str:
     q, store = data["questions"], data["store"]
     skipped = q["skipped_no_answer_lines"] + q["skipped_answer_line_not_in_notes"]
@@ -175,6 +197,9 @@ def section(bench: Bench, data: dict[str, Any]) -> str:
     parts += [caption(data), "", "```bash", bench.build, data["command"], "```", "",
               policy_table(data["policies"], best["policy"] if best else None), "",
               routing_line(data["routing"]), ""]
+    split = gold_split_line(data.get("by_gold_notes", {}))
+    if split:
+        parts += [split, ""]
     return "\n".join(parts)
 
 

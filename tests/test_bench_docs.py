@@ -117,3 +117,19 @@ def test_the_sample_keeps_every_third_question_of_one_half(tmp_path: Path) -> No
     again = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sample_bench.py"),
                             str(bench), str(out)], capture_output=True, text=True, timeout=120)
     assert again.returncode == 1 and "already holds a bench" in again.stderr
+
+
+def test_each_bench_gives_its_margin_for_one_gold_note_and_for_several(tmp_path: Path) -> None:
+    """RealMem misses +10 on its multi-session questions alone: the page shows the split,
+    each half against the fragments curve of its own questions."""
+    text = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    realmem = text[text.index("### RealMem, ten persons pooled"):]
+    split = realmem[realmem.index("By the number of gold notes"):].split("\n")[0]
+    assert "one gold note (409 questions): ladder@2 42.0 %" in split
+    assert "+11.3 over fragments" in split and "several gold notes (291 questions)" in split
+    doc, reports = _copy(tmp_path)
+    _edit(reports / "realmem.json",
+          lambda d: d.update(by_gold_notes={"one gold note": d["by_gold_notes"]["one gold note"]}))
+    assert _run("--doc", doc, "--reports", reports).returncode == 0
+    line = "By the number of gold notes"
+    assert doc.read_text(encoding="utf-8").count(line) == text.count(line) - 1

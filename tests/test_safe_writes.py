@@ -47,7 +47,7 @@ with open(path, "r+b") as handle:
 
 def test_log_refuses_a_note_an_editor_has_truncated_and_is_writing(
         run_cli: RunCli, store_dir: Path, figures: Figures) -> None:
-    """Writes onto a note an editor has truncated and is writing back (3 s)"""
+    """Writes onto a note an editor has truncated and is still writing back"""
     _made(run_cli)
     path = store_dir / "a.md"
     before = path.read_bytes()

@@ -41,9 +41,9 @@ MAX_COST = 0.005  # a lever may cost a source at most half a point
 MIN_MEAN_LIFT = 0.01  # and must lift the mean over sources by a point
 
 
-NEEDS_EXTRA = NEEDS_MODEL  # run only with --vectors and the semantic extra
-# off today and needing no extra: each is tried on top of the default
-ADDED = tuple(n for n in NAMES if n not in DEFAULT.on() and n not in NEEDS_EXTRA)
+# off today and needing no extra (the model's run only with --vectors): each is tried on top
+# of the default
+ADDED = tuple(n for n in NAMES if n not in DEFAULT.on() and n not in NEEDS_MODEL)
 
 
 def leave_one_out(base: str = "default") -> list[str]:

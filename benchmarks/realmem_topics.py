@@ -30,6 +30,7 @@ import shutil
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,15 +39,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memory.bench.curve import best_of_family, curve_margins, margin_text  # noqa: E402
+from memory.bench.curve import best_of_family, margin_text  # noqa: E402
+from memory.bench.figures import policy_figures, with_margins  # noqa: E402
 from memory.bench.locomo import note_text  # noqa: E402
 from memory.bench.questions import Question, read_questions  # noqa: E402
+from memory.bench.run import QuestionResult  # noqa: E402
 from memory.bench.split import half_of  # noqa: E402
 from memory.model.text import slugify  # noqa: E402
 
 POLICIES = ["ladder@1", "ladder@2", "ladder-oracle", "recall@500", "recall@1000",
             "recall@2000", "fragments@2", "fragments@5", "fragments@10", "fragments@20",
             "fragments@40", "fragments@80"]
+SHAPES = ("sessions", "topics")
 _TITLE = re.compile(r'^title: "(?P<person>[^:]+): (?P<project>.+?)(?:, (?P<stage>S[\w-]+))? '
                     r'\((?P<day>\d{4}-\d{2}-\d{2})\)"$', re.M)
 _ENTRY = re.compile(r"^### .*$", re.M)
@@ -107,17 +111,19 @@ def write_questions(out: Path, questions: list[Question], gold: dict[str, str]) 
             handle.write(json.dumps(data, ensure_ascii=False) + "\n")
 
 
-def run_cutoff(job: tuple[str, str, list[str], list[dict[str, Any]], str]) -> list[dict[str, Any]]:
-    """Both shapes of one cut-off; per question and shape: each policy's hit and tokens."""
+def run_cutoff(job: tuple[str, str, list[str], list[dict[str, Any]], str]
+               ) -> list[tuple[str, bool, QuestionResult]]:
+    """Both shapes of one cut-off: (shape, several gold sessions, the question's result)."""
     from memory.bench.run import run_bench
     from memory.retrieval.levers import DEFAULT
 
-    notes_dir, work, earlier, asked, key = job
+    notes_dir, work, earlier, asked, _ = job
     sessions = [read_session(Path(notes_dir), n) for n in earlier]
     questions = [Question(**q) for q in asked]
-    rows = []
+    several = {q.id: len(q.gold_notes) > 1 for q in questions}
+    rows: list[tuple[str, bool, QuestionResult]] = []
     with tempfile.TemporaryDirectory(dir=work) as scratch:
-        for shape in ("sessions", "topics"):
+        for shape in SHAPES:
             out = Path(scratch) / shape
             (out / "notes").mkdir(parents=True)
             if shape == "sessions":
@@ -129,12 +135,7 @@ def run_cutoff(job: tuple[str, str, list[str], list[dict[str, Any]], str]) -> li
             write_questions(out, questions, gold)
             run = run_bench(out, POLICIES, backend="tantivy", levers=DEFAULT,
                             state_dir=Path(scratch) / f"state-{shape}")
-            several = {q.id: len(q.gold_notes) > 1 for q in questions}
-            for result in run.results:
-                rows.append({"cutoff": key, "shape": shape, "id": result.id,
-                             "several": several[result.id],
-                             "outcomes": {p: [o.hit, o.tokens]
-                                          for p, o in result.outcomes.items()}})
+            rows.extend((shape, several[r.id], r) for r in run.results)
     return rows
 
 
@@ -157,26 +158,20 @@ def jobs(bench: Path, half: str | None, every: int, work: Path
     return out
 
 
-def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per shape and part (all, one gold session, several): each policy's figures and its
-    margin over that part's fragments curve."""
+def summary(rows: list[tuple[str, bool, QuestionResult]]
+            ) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per shape and part (all, one gold session, several): each policy's figures with its
+    margin over that part's fragments curve, and the best ladder-family policy."""
+    parts: dict[str, Callable[[bool], bool]] = {
+        "all": lambda several: True, "one session": lambda several: not several,
+        "several sessions": lambda several: several}
     out: dict[str, dict[str, dict[str, Any]]] = {}
-    for shape in ("sessions", "topics"):
-        for part, keep in (("all", lambda r: True), ("one session", lambda r: not r["several"]),
-                           ("several sessions", lambda r: r["several"])):
-            mine = [r for r in rows if r["shape"] == shape and keep(r)]
-            policies: dict[str, dict[str, Any]] = {}
-            for policy in POLICIES:
-                seen = [r["outcomes"][policy] for r in mine if policy in r["outcomes"]]
-                if seen:
-                    policies[policy] = {"questions": len(seen),
-                                        "hit_rate": sum(h for h, _ in seen) / len(seen),
-                                        "mean_tokens": sum(t for _, t in seen) / len(seen),
-                                        "wilson95": None}
-            margins = curve_margins(policies)
-            merged = {p: {**f, **margins[p]} for p, f in policies.items()}
-            out.setdefault(shape, {})[part] = {"policies": merged,
-                                               "best": best_of_family(merged)}
+    for shape in SHAPES:
+        for part, keep in parts.items():
+            mine = [r for s, several, r in rows if s == shape and keep(several)]
+            policies = with_margins({p: policy_figures(mine, p) for p in POLICIES})
+            out.setdefault(shape, {})[part] = {"policies": policies,
+                                               "best": best_of_family(policies)}
     return out
 
 
@@ -213,14 +208,17 @@ def main() -> None:
         todo = jobs(args.bench, args.half, args.every, Path(work))
         print(f"{sum(len(j[3]) for j in todo)} questions, {len(todo)} cut-offs",
               file=sys.stderr)
-        rows: list[dict[str, Any]] = []
+        rows: list[tuple[str, bool, QuestionResult]] = []
         with ProcessPoolExecutor(args.jobs) as pool:
             for n, done in enumerate(pool.map(run_cutoff, todo), 1):
                 rows.extend(done)
                 if n % 20 == 0:
                     print(f"{n}/{len(todo)} cut-offs", file=sys.stderr)
     if args.json:
-        args.json.write_text(json.dumps(rows), encoding="utf-8")
+        args.json.write_text(json.dumps([
+            {"shape": shape, "several": several, "id": r.id,
+             "outcomes": {p: [o.hit, o.tokens] for p, o in r.outcomes.items()}}
+            for shape, several, r in rows]), encoding="utf-8")
     print(table(summary(rows)))
 
 

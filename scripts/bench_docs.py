@@ -28,10 +28,10 @@ from memory.bench.curve import (  # noqa: E402
     FRAGMENTS,
     backend_of,
     best_of_family,
-    curve_margins,
     is_fragments,
     margin_text,
 )
+from memory.bench.figures import with_margins  # noqa: E402
 
 DOC = ROOT / "docs" / "benchmarks.md"
 REPORTS = ROOT / "docs" / "reports"
@@ -166,8 +166,7 @@ def gold_split_line(by_gold: dict[str, dict[str, dict[str, Any]]]) -> str:
         return ""
     parts = []
     for kind, policies in groups.items():
-        margins = curve_margins(policies)
-        best = best_of_family({name: {**f, **margins[name]} for name, f in policies.items()})
+        best = best_of_family(with_margins(policies))
         questions = max(f["questions"] for f in policies.values())
         parts.append(f"{kind} ({questions:,} questions): " + (
             f"{best['policy']} {pct(best['hit_rate'])} at {best['mean_tokens']:,.0f} tokens, "

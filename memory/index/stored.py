@@ -110,8 +110,6 @@ def tied_reach(scores: Sequence[float], limit: int | None) -> int:
     return reach
 
 
-
-
 Fields = TypeVar("Fields", bound=Mapping[str, Any])  # a backend's stored fields of a hit
 
 

@@ -186,7 +186,7 @@ class SemanticRouter:
             with self._cache_lock:
                 self._memory[digest] = vectors  # this process still routes with them
             self.tell_once("unwritable", f"notes: cannot keep the semantic vectors in "
-                       f"{self.folder} ({exc}); they last for this process only")
+                           f"{self.folder} ({exc}); they last for this process only")
 
     def embed_note(self, loaded: LoadedNote) -> int:
         """Embed one note's lines and keep them under its digest; the lines embedded."""
@@ -280,9 +280,9 @@ class SemanticRouter:
             except NotesError:
                 return None  # gone or broken since the index saw it: route without
         if sum(len(note_lines(n.note.text)) for n in loaded) > INLINE_LINES:
-            self.tell_once("build", f"notes: semantic routing is on but {len(missing)} of the "
-                       f"best notes have no vectors yet; routing without them until `notes "
-                       f"embed` has embedded the store")
+            self.tell_once("build", f"notes: semantic routing is on but {len(missing)} of "
+                           "the best notes have no vectors yet; routing without them until "
+                           "`notes embed` has embedded the store")
             return None
         for note in loaded:
             self.embed_note(note)

@@ -136,12 +136,10 @@ def reclaim(db: sqlite3.Connection, full: bool, truncate: bool,
     write-ahead log, waiting up to the busy timeout for readers), else at the next automatic
     one."""
     if _pragma(db, "auto_vacuum") == 2:
-        pages = 0  # every free page
-        if keep_bytes is not None:
-            pages = _pragma(db, "page_count") - keep_bytes // _pragma(db, "page_size")
-        if keep_bytes is None or pages > 0:
-            # executescript: execute() would free one page only
-            db.executescript(f"PRAGMA incremental_vacuum({pages})")
+        past = 0 if keep_bytes is None else (  # 0: every free page
+            _pragma(db, "page_count") - keep_bytes // _pragma(db, "page_size"))
+        if keep_bytes is None or past > 0:  # executescript: execute() frees one page only
+            db.executescript(f"PRAGMA incremental_vacuum({past})")
     elif full:
         db.execute("PRAGMA auto_vacuum=INCREMENTAL")
         db.execute("VACUUM")
